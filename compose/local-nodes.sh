@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs the docker-compose.yml topology as local redis-server processes (no Docker needed):
+# five independent masters on 127.0.0.1:7001-7005, no persistence, noeviction.
+#
+#   local-nodes.sh up | down | status
+#   local-nodes.sh stop N | start N | kill N | pause N | resume N | restart N [--aof]
+#
+# N is 1-5. Processes are tracked by pid file and stopped by pid, never by name.
+# Environment: REDLOCK_LOCAL_DIR (state, default compose/.local), REDLOCK_BASE_PORT (7000).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+state=${REDLOCK_LOCAL_DIR:-$here/.local}
+base_port=${REDLOCK_BASE_PORT:-7000}
+count=5
+
+die() { echo "local-nodes: $*" >&2; exit 2; }
+command -v redis-server >/dev/null || die "redis-server not found (apt-get install redis-server)"
+command -v redis-cli >/dev/null || die "redis-cli not found (apt-get install redis-tools)"
+
+port_of() { echo $((base_port + $1)); }
+pid_file() { echo "$state/node-$1/redis.pid"; }
+pid_of() { local f; f=$(pid_file "$1"); [[ -s $f ]] && cat "$f" || true; }
+alive() { local pid; pid=$(pid_of "$1"); [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; }
+check_node() { [[ $1 =~ ^[1-5]$ ]] || die "node must be 1-$count, got '$1'"; }
+
+wait_ping() {
+  local port; port=$(port_of "$1")
+  for _ in $(seq 1 100); do
+    [[ $(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null) == PONG ]] && return 0
+    sleep 0.05
+  done
+  die "node $1 (port $port) did not answer PING within 5 s; see $state/node-$1/redis.log"
+}
+
+start_node() {
+  local n=$1 aof=${2:-no} dir port
+  dir="$state/node-$n"; port=$(port_of "$n")
+  if alive "$n"; then return 0; fi
+  mkdir -p "$dir"
+  if [[ $aof == no ]]; then rm -f "$dir"/appendonly.aof* ; rm -rf "$dir/appendonlydir"; fi
+  redis-server --port "$port" --bind 127.0.0.1 --daemonize yes \
+    --pidfile "$(pid_file "$n")" --logfile "$dir/redis.log" --dir "$dir" \
+    --save "" --appendonly "$aof" --appendfsync always \
+    --maxmemory-policy noeviction --protected-mode yes
+  wait_ping "$n"
+}
+
+stop_node() {
+  local n=$1 signal=${2:-TERM} pid
+  pid=$(pid_of "$n")
+  [[ -n $pid ]] || return 0
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -CONT "$pid" 2>/dev/null || true
+    kill "-$signal" "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$(pid_file "$n")"
+}
+
+signal_node() {
+  local pid; pid=$(pid_of "$1")
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || die "node $1 is not running"
+  kill "-$2" "$pid"
+}
+
+cmd=${1:-}; shift || true
+case $cmd in
+  up) for n in $(seq 1 $count); do start_node "$n"; done
+      echo "five masters up on 127.0.0.1:$(port_of 1)-$(port_of $count)" ;;
+  down) for n in $(seq 1 $count); do stop_node "$n"; done ;;
+  status) rc=0
+      for n in $(seq 1 $count); do
+        if alive "$n"; then echo "node $n: pid $(pid_of "$n"), port $(port_of "$n")"
+        else echo "node $n: down"; rc=1; fi
+      done; exit $rc ;;
+  start) check_node "${1:-}"; start_node "$1" ;;
+  stop) check_node "${1:-}"; stop_node "$1" ;;
+  kill) check_node "${1:-}"; stop_node "$1" KILL ;;
+  pause) check_node "${1:-}"; signal_node "$1" STOP ;;
+  resume) check_node "${1:-}"; signal_node "$1" CONT ;;
+  restart) check_node "${1:-}"; n=$1; aof=no
+      [[ ${2:-} == --aof ]] && aof=yes
+      stop_node "$n" KILL; start_node "$n" "$aof" ;;
+  *) die "usage: local-nodes.sh up|down|status|start N|stop N|kill N|pause N|resume N|restart N [--aof]" ;;
+esac

@@ -1,0 +1,125 @@
+#ifndef REDLOCK_CLIENT_HPP
+#define REDLOCK_CLIENT_HPP
+
+#include <redlock/config.hpp>
+#include <redlock/error.hpp>
+#include <redlock/lock.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace redlock {
+
+namespace detail {
+class client_impl;
+}
+
+/// The asynchronous Redlock coordinator: one connection per node, every command of every
+/// operation pipelined on it, all state confined to a strand of the given executor.
+///
+/// Completion tokens: any Asio token works (callbacks, `asio::use_future`,
+/// `asio::use_awaitable`, `asio::deferred`). Handlers run on their associated executor.
+/// Thread safety: the initiating functions may be called from any thread.
+class client {
+public:
+    using executor_type = boost::asio::any_io_executor;
+    using acquire_signature = void(std::error_code, acquire_result);
+    using extend_signature = void(std::error_code, extend_result);
+    using release_signature = void(std::error_code, release_result);
+
+    /// Connects lazily, on the first command for each node.
+    /// @throws std::system_error with errc::invalid_argument and the reason when `config`
+    ///         is invalid (no nodes, malformed or duplicate addresses, bad durations).
+    client(executor_type executor, client_config config);
+    /// Operations still in flight complete with errc::cancelled. Keys they had set expire
+    /// by their TTL. Never throws.
+    ~client();
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
+
+    executor_type get_executor() const noexcept { return executor_; }
+    std::size_t node_count() const noexcept;
+    /// node_count() / 2 + 1.
+    std::size_t quorum() const noexcept;
+
+    /// Takes `key` on a quorum of nodes: SET key token NX PX ttl to every node at once,
+    /// decided as soon as the outcome is known, retried per `options.retry`.
+    ///
+    /// Errors: contention, quorum_unreachable, validity_expired, cancelled,
+    /// invalid_argument (then nothing was sent; the result's message says why).
+    ///
+    /// @par Per-operation cancellation
+    /// All cancellation types. The attempt in flight is cleaned up like a failed one (the
+    /// compare-and-delete goes to every node that may hold the key), then the operation
+    /// completes with errc::cancelled, even if a quorum had just been reached.
+    template <typename CompletionToken>
+    auto async_acquire(std::string_view key, const lock_options& options,
+                       CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, acquire_signature>(
+            [this](auto handler, std::string key, lock_options options) {
+                start_acquire(std::move(key), std::move(options), std::move(handler));
+            },
+            token, std::string(key), options);
+    }
+
+    /// Pushes the expiry of a held lock to `ttl` from now with a compare-and-pexpire on
+    /// every node. Succeeds with a quorum; the new validity is measured from this call.
+    /// A lock already past its validity is never extended (errc::lock_lost).
+    ///
+    /// Errors: lock_lost, quorum_unreachable, validity_expired, cancelled, invalid_argument.
+    ///
+    /// @par Per-operation cancellation
+    /// All cancellation types: completes at once with errc::cancelled; commands already
+    /// sent still run on the nodes.
+    template <typename CompletionToken>
+    auto async_extend(const lock& held, std::chrono::milliseconds ttl, CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, extend_signature>(
+            [this](auto handler, lock held, std::chrono::milliseconds ttl) {
+                start_extend(std::move(held), ttl, std::move(handler));
+            },
+            token, held, ttl);
+    }
+
+    /// Extends by the ttl the lock was acquired with.
+    template <typename CompletionToken>
+    auto async_extend(const lock& held, CompletionToken&& token) {
+        return async_extend(held, held.options().ttl, std::forward<CompletionToken>(token));
+    }
+
+    /// Deletes the key on every node where it still carries our token, never elsewhere.
+    /// One round, bounded by the lock's node_timeout, never retried.
+    ///
+    /// Errors: lock_lost (a quorum answered but fewer held our token: the lock had already
+    /// expired or been taken), quorum_unreachable, cancelled, invalid_argument.
+    ///
+    /// @par Per-operation cancellation
+    /// All cancellation types: completes at once with errc::cancelled; the deletes already
+    /// sent still run on the nodes.
+    template <typename CompletionToken>
+    auto async_release(const lock& held, CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, release_signature>(
+            [this](auto handler, lock held) { start_release(std::move(held), std::move(handler)); },
+            token, held);
+    }
+
+private:
+    void start_acquire(std::string key, lock_options options,
+                       boost::asio::any_completion_handler<acquire_signature> handler);
+    void start_extend(lock held, std::chrono::milliseconds ttl,
+                      boost::asio::any_completion_handler<extend_signature> handler);
+    void start_release(lock held, boost::asio::any_completion_handler<release_signature> handler);
+
+    executor_type executor_;
+    std::shared_ptr<detail::client_impl> impl_;
+};
+
+} // namespace redlock
+
+#endif

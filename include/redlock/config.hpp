@@ -1,0 +1,73 @@
+#ifndef REDLOCK_CONFIG_HPP
+#define REDLOCK_CONFIG_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock {
+
+/// Longest key accepted, in bytes.
+inline constexpr std::size_t max_key_size = 1024;
+/// Longest ttl accepted: what a signed 32-bit millisecond count holds (about 24.8 days).
+inline constexpr std::chrono::milliseconds max_ttl{2147483647};
+
+enum class log_level { debug, info, warning, error };
+
+/// Receives the library's log lines. Called on the client's executor; must not block.
+using logger = std::function<void(log_level, std::string_view message)>;
+
+/// How a client reaches its nodes. Defaults suit masters on a local network.
+struct client_config {
+    /// Addresses of the independent masters (see parse_node_address). At least one, no
+    /// server twice. The quorum is nodes.size() / 2 + 1, also for an even count.
+    std::vector<std::string> nodes;
+    /// Upper bound on TCP connect plus the AUTH/SELECT handshake.
+    std::chrono::milliseconds connect_timeout{500};
+    /// After a failed connection, the node is not retried before this delay, doubled on
+    /// every further failure up to reconnect_delay_max. Commands for it fail fast meanwhile.
+    std::chrono::milliseconds reconnect_delay_initial{50};
+    std::chrono::milliseconds reconnect_delay_max{2000};
+    /// Commands sent to one node and not yet answered, beyond which new commands fail
+    /// with node_backlogged instead of queueing behind a stalled node.
+    std::size_t max_in_flight_per_node = 65536;
+    /// Optional; nothing is logged when empty.
+    logger log;
+};
+
+/// How acquire retries after a failed attempt. At least one of max_attempts and
+/// wait_budget must be bounded.
+struct retry_options {
+    /// Attempts in total, the first included; 0 means only wait_budget bounds the retries.
+    unsigned max_attempts = 3;
+    /// No new attempt starts once this much time has passed since the call; zero means
+    /// only max_attempts bounds the retries.
+    std::chrono::milliseconds wait_budget{0};
+    /// Full-jitter backoff: before retry k the caller sleeps a uniform random time in
+    /// [0, min(backoff_max, backoff_initial * 2^(k-1))].
+    std::chrono::milliseconds backoff_initial{20};
+    std::chrono::milliseconds backoff_max{500};
+};
+
+/// The lock itself: how long it lives and how its validity is judged.
+struct lock_options {
+    /// Expiry set on every node (SET ... PX ttl). At most 2^31-1 ms.
+    std::chrono::milliseconds ttl{10000};
+    /// How long one node may take to answer one command. The effective bound is also
+    /// capped by the validity window, so a slow node can never make a lock start stale.
+    std::chrono::milliseconds node_timeout{50};
+    /// drift = ttl * clock_drift_factor + drift_allowance, subtracted from the validity
+    /// to cover clock-rate differences between this process and the nodes.
+    double clock_drift_factor = 0.01;
+    std::chrono::milliseconds drift_allowance{2};
+    /// A quorum counts only if at least this much validity is left.
+    std::chrono::milliseconds min_validity{1};
+    retry_options retry;
+};
+
+} // namespace redlock
+
+#endif

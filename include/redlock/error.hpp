@@ -1,0 +1,52 @@
+#ifndef REDLOCK_ERROR_HPP
+#define REDLOCK_ERROR_HPP
+
+#include <system_error>
+#include <type_traits>
+
+namespace redlock {
+
+/// Every error this library reports. Operation results use the first group;
+/// per-node votes use the second. Users branch on these, so each stays distinct.
+enum class errc {
+    // Operation outcomes.
+    /// Another holder owns the lock on enough nodes that no quorum was possible
+    /// even had every failing node answered.
+    contention = 1,
+    /// Too few nodes answered usefully (down, timed out, erroring) to form a quorum.
+    quorum_unreachable,
+    /// A quorum agreed, but too late: the remaining validity was below the minimum.
+    validity_expired,
+    /// The lock is no longer held: it expired or another holder took it over.
+    lock_lost,
+    /// The operation was cancelled through its cancellation slot or by client shutdown.
+    cancelled,
+    /// An argument or option was rejected before anything was sent to a node.
+    invalid_argument,
+
+    // Per-node outcomes.
+    /// The node did not answer within the per-node timeout.
+    node_timeout,
+    /// The connection to the node could not be established or broke.
+    connection_failed,
+    /// The node answered with an error reply (READONLY, OOM, LOADING, BUSY, NOPERM...).
+    server_error,
+    /// The node answered with a reply this library did not expect.
+    unexpected_reply,
+    /// The node already has too many commands in flight; the command was not sent.
+    node_backlogged,
+};
+
+/// The category of every error_code this library produces.
+const std::error_category& error_category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+} // namespace redlock
+
+template <>
+struct std::is_error_code_enum<redlock::errc> : std::true_type {};
+
+#endif

@@ -1,0 +1,71 @@
+#ifndef REDLOCK_LOCK_HPP
+#define REDLOCK_LOCK_HPP
+
+#include <redlock/config.hpp>
+#include <redlock/vote.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace redlock {
+
+/// A lock granted by a quorum. A plain value: copying it does not copy ownership in
+/// any meaningful sense, it only copies what release and extend need (key and token).
+class lock {
+public:
+    using clock = std::chrono::steady_clock;
+
+    lock() = default;
+    lock(std::string key, std::string token, clock::time_point valid_until,
+         lock_options options);
+
+    /// False for a default-constructed lock or the lock slot of a failed acquire.
+    bool held() const noexcept { return !token_.empty(); }
+    const std::string& key() const noexcept { return key_; }
+    /// 128 random bits, hex encoded; the same on every node.
+    const std::string& token() const noexcept { return token_; }
+    /// Monotonic instant until which the quorum guarantees exclusivity, drift included.
+    clock::time_point valid_until() const noexcept { return valid_until_; }
+    /// Time left before valid_until(); zero or negative once it has passed.
+    clock::duration remaining(clock::time_point now = clock::now()) const noexcept {
+        return valid_until_ - now;
+    }
+    /// The options the lock was acquired with; extend reuses ttl and timeouts.
+    const lock_options& options() const noexcept { return options_; }
+
+private:
+    std::string key_;
+    std::string token_;
+    clock::time_point valid_until_{};
+    lock_options options_;
+};
+
+/// What async_acquire reports. `lock` is held only when the error is empty.
+struct acquire_result {
+    redlock::lock lock;
+    /// Votes of the last attempt, one per node in node order.
+    std::vector<node_vote> votes;
+    unsigned attempts = 0;
+    /// A human-readable explanation of a failure (which argument, which nodes).
+    std::string message;
+};
+
+/// What async_extend reports. On success `lock` carries the new validity.
+struct extend_result {
+    redlock::lock lock;
+    std::vector<node_vote> votes;
+    std::string message;
+};
+
+/// What async_release reports.
+struct release_result {
+    /// Nodes on which our token was found and deleted.
+    std::size_t released = 0;
+    std::vector<node_vote> votes;
+    std::string message;
+};
+
+} // namespace redlock
+
+#endif

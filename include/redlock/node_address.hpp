@@ -1,0 +1,40 @@
+#ifndef REDLOCK_NODE_ADDRESS_HPP
+#define REDLOCK_NODE_ADDRESS_HPP
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace redlock {
+
+/// Where one Redis master lives and how to log in to it.
+struct node_address {
+    enum class transport { tcp, unix_socket };
+
+    transport kind = transport::tcp;
+    std::string host;     ///< tcp: host name, IPv4 or IPv6 literal (without brackets)
+    std::uint16_t port = 6379;
+    std::string path;     ///< unix_socket: path of the socket
+    std::string user;     ///< ACL user; empty means the default user
+    std::string password; ///< empty means no AUTH
+    int db = 0;           ///< SELECTed on every (re)connect when not 0
+
+    /// `host:port` or `unix:/path`, without credentials: safe for logs.
+    std::string display() const;
+
+    /// The same server regardless of credentials or database: two such entries
+    /// would not be independent nodes.
+    bool same_server(const node_address& other) const noexcept;
+};
+
+/// Parses one of
+///   `host:port`, `host` (port 6379), `[v6]:port`,
+///   `redis://[user:password@]host[:port][/db]`,
+///   `unix:///path/to.sock[?db=N&user=U&password=P]`, `/path/to.sock`.
+/// On failure returns errc::invalid_argument and puts the reason in `why`.
+std::error_code parse_node_address(std::string_view text, node_address& out, std::string& why);
+
+} // namespace redlock
+
+#endif

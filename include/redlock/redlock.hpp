@@ -1,0 +1,13 @@
+#ifndef REDLOCK_REDLOCK_HPP
+#define REDLOCK_REDLOCK_HPP
+
+#include <redlock/blocking_client.hpp>
+#include <redlock/client.hpp>
+#include <redlock/config.hpp>
+#include <redlock/error.hpp>
+#include <redlock/lock.hpp>
+#include <redlock/node_address.hpp>
+#include <redlock/scoped_lock.hpp>
+#include <redlock/vote.hpp>
+
+#endif

@@ -1,0 +1,166 @@
+#include "acquire_fsm.hpp"
+
+#include "backoff.hpp"
+
+#include <utility>
+
+namespace redlock::detail {
+
+acquire_fsm::acquire_fsm(std::size_t nodes, const lock_options& options, random_source random)
+    : options_(options)
+    , random_(std::move(random))
+    , votes_(nodes)
+    , answered_(nodes, false)
+    , refused_(nodes, false)
+    , cleanup_awaited_(nodes, false) {}
+
+acquire_action acquire_fsm::start(clock::time_point now) {
+    call_start_ = now;
+    return begin_attempt(now);
+}
+
+acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
+    ++attempt_;
+    // The clock restarts with every attempt: the validity of a lock is measured from the
+    // SETs that granted it, never from an earlier attempt (node-redlock #168 measured from
+    // the first).
+    attempt_start_ = now;
+    votes_ = tally(votes_.nodes());
+    answered_.assign(votes_.nodes(), false);
+    refused_.assign(votes_.nodes(), false);
+    state_ = state::attempting;
+    return {acquire_action::kind::send_set, attempt_deadline(now, options_), {}};
+}
+
+acquire_action acquire_fsm::on_set_reply(unsigned attempt, std::size_t node, node_outcome outcome,
+                                         clock::time_point now) {
+    if (state_ != state::attempting || attempt != attempt_) {
+        return {};
+    }
+    if (votes_.record(node, outcome)) {
+        answered_[node] = true;
+        refused_[node] = outcome == node_outcome::refused;
+    }
+    return decide(now);
+}
+
+acquire_action acquire_fsm::decide(clock::time_point now) {
+    if (votes_.reached()) {
+        const auto until = detail::valid_until(attempt_start_, options_);
+        if (until - now >= options_.min_validity) {
+            valid_until_ = until;
+            return finish({});
+        }
+        return fail_attempt(errc::validity_expired, now);
+    }
+    if (votes_.impossible()) {
+        return fail_attempt(votes_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
+                            now);
+    }
+    return {};
+}
+
+acquire_action acquire_fsm::on_deadline(clock::time_point now) {
+    if (state_ == state::attempting) {
+        const bool was_possible = !votes_.impossible();
+        votes_.fail_pending();
+        if (was_possible && deadline_is_validity_horizon(options_)) {
+            return fail_attempt(errc::validity_expired, now);
+        }
+        return fail_attempt(votes_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
+                            now);
+    }
+    if (state_ == state::cleaning_up) {
+        // A node that answered the SET but not the cleanup in time: its DEL stays queued
+        // on the connection; the key expires by its TTL at worst.
+        return after_cleanup(now);
+    }
+    return {};
+}
+
+acquire_action acquire_fsm::fail_attempt(std::error_code reason, clock::time_point now) {
+    // Cancellation wins over whatever the attempt itself concluded.
+    if (failure_ != errc::cancelled) {
+        failure_ = reason;
+    }
+    state_ = state::cleaning_up;
+    // Wait only for nodes that answered the SET: a node still silent may stay silent for
+    // long (paused, partitioned), and its cleanup is queued behind its SET anyway.
+    cleanup_outstanding_ = 0;
+    for (std::size_t node = 0; node < votes_.nodes(); ++node) {
+        const bool awaited = answered_[node] && !refused_[node];
+        cleanup_awaited_[node] = awaited;
+        cleanup_outstanding_ += awaited ? 1 : 0;
+    }
+    return {acquire_action::kind::send_cleanup, now + options_.node_timeout, {}};
+}
+
+acquire_action acquire_fsm::on_cleanup_sent(clock::time_point now) {
+    if (state_ == state::cleaning_up && cleanup_outstanding_ == 0) {
+        return after_cleanup(now);
+    }
+    return {};
+}
+
+acquire_action acquire_fsm::on_cleanup_reply(unsigned attempt, std::size_t node,
+                                             clock::time_point now) {
+    if (state_ != state::cleaning_up || attempt != attempt_ || !cleanup_awaited_.at(node)) {
+        return {};
+    }
+    cleanup_awaited_[node] = false;
+    if (--cleanup_outstanding_ > 0) {
+        return {};
+    }
+    return after_cleanup(now);
+}
+
+acquire_action acquire_fsm::after_cleanup(clock::time_point now) {
+    if (failure_ == errc::cancelled) {
+        return finish(failure_);
+    }
+    const auto& retry = options_.retry;
+    if (retry.max_attempts != 0 && attempt_ >= retry.max_attempts) {
+        return finish(failure_);
+    }
+    const auto ceiling = backoff_ceiling(attempt_, retry.backoff_initial, retry.backoff_max);
+    const auto wake = now + full_jitter(ceiling, random_());
+    if (retry.wait_budget.count() != 0 && wake >= call_start_ + retry.wait_budget) {
+        return finish(failure_);
+    }
+    state_ = state::sleeping;
+    return {acquire_action::kind::sleep, wake, {}};
+}
+
+acquire_action acquire_fsm::on_wake(clock::time_point now) {
+    if (state_ != state::sleeping) {
+        return {};
+    }
+    return begin_attempt(now);
+}
+
+acquire_action acquire_fsm::on_cancel(clock::time_point now) {
+    switch (state_) {
+    case state::idle:
+    case state::sleeping:
+        failure_ = errc::cancelled;
+        return finish(failure_);
+    case state::attempting:
+        // Cancelling cleans up like a failure: any SET may have landed.
+        failure_ = errc::cancelled;
+        votes_.fail_pending();
+        return fail_attempt(errc::cancelled, now);
+    case state::cleaning_up:
+        failure_ = errc::cancelled;
+        return {};
+    case state::finished:
+        return {};
+    }
+    return {};
+}
+
+acquire_action acquire_fsm::finish(std::error_code error) {
+    state_ = state::finished;
+    return {acquire_action::kind::done, {}, error};
+}
+
+} // namespace redlock::detail

@@ -1,0 +1,42 @@
+#ifndef REDLOCK_SRC_ACQUIRE_OP_HPP
+#define REDLOCK_SRC_ACQUIRE_OP_HPP
+
+#include "acquire_fsm.hpp"
+#include "completion.hpp"
+#include "operation.hpp"
+
+#include "redlock/client.hpp"
+
+namespace redlock::detail {
+
+/// Carries out what acquire_fsm decides: the SETs, the cleanups, the timers.
+class acquire_op final : public operation {
+public:
+    acquire_op(std::shared_ptr<client_impl> impl, std::string key, lock_options options,
+               completion<client::acquire_signature> done);
+
+    void start();
+    void cancel() override;
+    void on_reply(std::uint64_t tag, const node_reply& reply) override;
+
+private:
+    void on_timer() override;
+    void act(const acquire_action& action);
+    void send_sets();
+    void send_cleanups();
+    void on_set_reply(reply_tag tag, const node_reply& reply);
+    void on_cleanup_reply(reply_tag tag, const node_reply& reply);
+    void finish(std::error_code error);
+
+    std::string key_;
+    std::string token_;
+    std::string ttl_text_;
+    lock_options options_;
+    acquire_fsm fsm_;
+    completion<client::acquire_signature> completion_;
+    bool sleeping_ = false;
+};
+
+} // namespace redlock::detail
+
+#endif

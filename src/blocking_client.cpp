@@ -1,0 +1,100 @@
+#include "redlock/blocking_client.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <future>
+#include <thread>
+#include <utility>
+
+namespace redlock {
+
+namespace asio = boost::asio;
+
+struct blocking_client::state {
+    asio::io_context io{1};
+    asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+    std::optional<redlock::client> coordinator;
+    std::thread thread;
+
+    bool on_io_thread() const { return std::this_thread::get_id() == thread.get_id(); }
+
+    /// Runs one asynchronous operation and waits for its result.
+    template <typename Result, typename Start>
+    Result wait(std::error_code& ec, Start start) {
+        if (on_io_thread()) {
+            ec = errc::invalid_argument;
+            Result refused;
+            refused.message = "blocking call made on the client's own I/O thread";
+            return refused;
+        }
+        std::promise<std::pair<std::error_code, Result>> promise;
+        auto future = promise.get_future();
+        start([&promise](std::error_code e, Result r) {
+            promise.set_value({e, std::move(r)});
+        });
+        auto [error, result] = future.get();
+        ec = error;
+        return std::move(result);
+    }
+};
+
+blocking_client::blocking_client(client_config config) : state_(std::make_unique<state>()) {
+    state_->coordinator.emplace(state_->io.get_executor(), std::move(config));
+    state_->thread = std::thread([s = state_.get()] { s->io.run(); });
+}
+
+blocking_client::~blocking_client() {
+    // The client's shutdown completes what is in flight; then the thread runs dry.
+    state_->coordinator.reset();
+    state_->work.reset();
+    if (state_->thread.joinable()) {
+        if (state_->on_io_thread()) {
+            state_->thread.detach();
+        } else {
+            state_->thread.join();
+        }
+    }
+}
+
+acquire_result blocking_client::acquire(std::string_view key, const lock_options& options,
+                                        std::error_code& ec) {
+    return state_->wait<acquire_result>(ec, [&](auto handler) {
+        state_->coordinator->async_acquire(key, options, std::move(handler));
+    });
+}
+
+extend_result blocking_client::extend(const lock& held, std::chrono::milliseconds ttl,
+                                      std::error_code& ec) {
+    return state_->wait<extend_result>(ec, [&](auto handler) {
+        state_->coordinator->async_extend(held, ttl, std::move(handler));
+    });
+}
+
+extend_result blocking_client::extend(const lock& held, std::error_code& ec) {
+    return extend(held, held.options().ttl, ec);
+}
+
+release_result blocking_client::release(const lock& held, std::error_code& ec) {
+    return state_->wait<release_result>(ec, [&](auto handler) {
+        state_->coordinator->async_release(held, std::move(handler));
+    });
+}
+
+std::optional<lock> blocking_client::try_lock(std::string_view key, std::chrono::milliseconds ttl,
+                                              std::chrono::milliseconds wait, unsigned retries,
+                                              std::error_code& ec) {
+    lock_options options;
+    options.ttl = ttl;
+    options.retry.max_attempts = retries + 1;
+    options.retry.wait_budget = wait;
+    auto result = acquire(key, options, ec);
+    if (ec) {
+        return std::nullopt;
+    }
+    return std::move(result.lock);
+}
+
+client& blocking_client::async_client() noexcept { return *state_->coordinator; }
+
+} // namespace redlock

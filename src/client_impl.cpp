@@ -1,0 +1,49 @@
+#include "client_impl.hpp"
+
+#include <boost/asio/strand.hpp>
+
+namespace redlock::detail {
+
+namespace {
+std::uint64_t jitter_seed(token_source& tokens) {
+    // Jitter needs no secrecy, only independence between processes started together.
+    return std::hash<std::string>{}(tokens.next());
+}
+} // namespace
+
+client_impl::client_impl(const boost::asio::any_io_executor& executor, client_config config,
+                         std::vector<node_address> addresses)
+    : strand_(boost::asio::make_strand(executor))
+    , config_(std::move(config))
+    , jitter_(jitter_seed(tokens_)) {
+    nodes_.reserve(addresses.size());
+    for (std::size_t i = 0; i < addresses.size(); ++i) {
+        nodes_.push_back(std::make_unique<node_connection>(strand_, i, std::move(addresses[i]),
+                                                           config_));
+    }
+}
+
+void client_impl::log(log_level level, const std::string& message) const {
+    if (config_.log) {
+        config_.log(level, message);
+    }
+}
+
+void client_impl::shutdown() {
+    if (shut_down_) {
+        return;
+    }
+    shut_down_ = true;
+    // Cancelling may complete and unregister operations: iterate over a copy.
+    const std::vector<cancellable*> live(live_.begin(), live_.end());
+    for (auto* op : live) {
+        if (live_.count(op)) {
+            op->cancel();
+        }
+    }
+    for (auto& node : nodes_) {
+        node->shutdown();
+    }
+}
+
+} // namespace redlock::detail

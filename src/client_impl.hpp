@@ -1,0 +1,63 @@
+#ifndef REDLOCK_SRC_CLIENT_IMPL_HPP
+#define REDLOCK_SRC_CLIENT_IMPL_HPP
+
+#include "node_connection.hpp"
+#include "token.hpp"
+
+#include "redlock/config.hpp"
+#include "redlock/node_address.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace redlock::detail {
+
+/// Something that must stop when the client shuts down.
+class cancellable {
+public:
+    virtual void cancel() = 0;
+
+protected:
+    ~cancellable() = default;
+};
+
+/// The state shared by a client and its operations, confined to one strand.
+class client_impl {
+public:
+    client_impl(const boost::asio::any_io_executor& executor, client_config config,
+                std::vector<node_address> addresses);
+
+    const boost::asio::any_io_executor& strand() const noexcept { return strand_; }
+    std::size_t node_count() const noexcept { return nodes_.size(); }
+    node_connection& node(std::size_t index) { return *nodes_[index]; }
+
+    std::string next_token() { return tokens_.next(); }
+    std::uint64_t next_random() { return jitter_(); }
+    void log(log_level level, const std::string& message) const;
+
+    bool shut_down() const noexcept { return shut_down_; }
+    /// Cancels every live operation and closes every connection.
+    void shutdown();
+
+    void register_operation(cancellable* op) { live_.insert(op); }
+    void unregister_operation(cancellable* op) { live_.erase(op); }
+
+private:
+    boost::asio::any_io_executor strand_;
+    client_config config_;
+    std::vector<std::unique_ptr<node_connection>> nodes_;
+    token_source tokens_;
+    std::mt19937_64 jitter_;
+    std::unordered_set<cancellable*> live_;
+    bool shut_down_ = false;
+};
+
+} // namespace redlock::detail
+
+#endif

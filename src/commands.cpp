@@ -1,0 +1,70 @@
+#include "commands.hpp"
+
+#include "redlock/error.hpp"
+
+namespace redlock::detail {
+
+command set_nx_px(std::string_view key, std::string_view token, std::string_view ttl_text) {
+    return {{"SET", key, token, "NX", "PX", ttl_text}, 6};
+}
+
+command script_call(const script& s, bool as_eval, std::string_view key, std::string_view token,
+                    std::string_view extra) {
+    command c{{as_eval ? "EVAL" : "EVALSHA", as_eval ? s.text : s.sha1, "1", key, token, extra},
+              extra.empty() ? 5u : 6u};
+    return c;
+}
+
+namespace {
+
+classified failure(errc e) {
+    return {node_outcome::failed, make_error_code(e), false};
+}
+
+/// Everything but a well-formed answer; `handled` is false when the reply needs a
+/// command-specific look.
+classified common(const node_reply& r, bool& handled) {
+    handled = true;
+    if (r.error) {
+        return {node_outcome::failed, r.error, false};
+    }
+    if (r.reply->type == REDIS_REPLY_ERROR) {
+        return failure(errc::server_error);
+    }
+    handled = false;
+    return {};
+}
+
+} // namespace
+
+classified classify_set_reply(const node_reply& r) {
+    bool handled = false;
+    auto c = common(r, handled);
+    if (handled) {
+        return c;
+    }
+    if (r.reply->type == REDIS_REPLY_STATUS && std::string_view(r.reply->str, r.reply->len) == "OK") {
+        return {node_outcome::granted, {}, false};
+    }
+    if (r.reply->type == REDIS_REPLY_NIL) {
+        return {node_outcome::refused, {}, false};
+    }
+    return failure(errc::unexpected_reply);
+}
+
+classified classify_script_reply(const node_reply& r) {
+    bool handled = false;
+    auto c = common(r, handled);
+    if (handled) {
+        if (r.reply && r.reply->type == REDIS_REPLY_ERROR && r.message.starts_with("NOSCRIPT")) {
+            c.noscript = true;
+        }
+        return c;
+    }
+    if (r.reply->type == REDIS_REPLY_INTEGER && (r.reply->integer == 0 || r.reply->integer == 1)) {
+        return {r.reply->integer == 1 ? node_outcome::granted : node_outcome::refused, {}, false};
+    }
+    return failure(errc::unexpected_reply);
+}
+
+} // namespace redlock::detail

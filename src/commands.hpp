@@ -1,0 +1,42 @@
+#ifndef REDLOCK_SRC_COMMANDS_HPP
+#define REDLOCK_SRC_COMMANDS_HPP
+
+#include "node_reply.hpp"
+#include "scripts.hpp"
+
+#include "redlock/vote.hpp"
+
+#include <array>
+#include <chrono>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+/// The argument vector of one Redis command; views into strings the caller keeps alive
+/// until the command is handed to the connection (hiredis copies it then).
+struct command {
+    std::array<std::string_view, 7> args{};
+    std::size_t count = 0;
+};
+
+/// SET key token NX PX ttl. `ttl_text` holds the decimal ttl in milliseconds.
+command set_nx_px(std::string_view key, std::string_view token, std::string_view ttl_text);
+
+/// EVALSHA (or EVAL when `as_eval`) of `s` with KEYS[1] = key and ARGV = token[, extra].
+command script_call(const script& s, bool as_eval, std::string_view key, std::string_view token,
+                    std::string_view extra = {});
+
+/// How a node answered, as a vote; `noscript` asks for the EVAL fallback.
+struct classified {
+    node_outcome outcome = node_outcome::failed;
+    std::error_code error;
+    bool noscript = false;
+};
+
+classified classify_set_reply(const node_reply& reply);
+classified classify_script_reply(const node_reply& reply);
+
+} // namespace redlock::detail
+
+#endif

@@ -1,0 +1,48 @@
+#include "redlock/error.hpp"
+
+#include <string>
+
+namespace redlock {
+namespace {
+
+class category final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "redlock"; }
+
+    std::string message(int value) const override {
+        switch (static_cast<errc>(value)) {
+        case errc::contention:
+            return "lock is held by another owner";
+        case errc::quorum_unreachable:
+            return "not enough nodes answered to form a quorum";
+        case errc::validity_expired:
+            return "quorum reached too slowly: lock validity already expired";
+        case errc::lock_lost:
+            return "lock is no longer held";
+        case errc::cancelled:
+            return "operation cancelled";
+        case errc::invalid_argument:
+            return "invalid argument";
+        case errc::node_timeout:
+            return "node did not answer in time";
+        case errc::connection_failed:
+            return "connection to node failed";
+        case errc::server_error:
+            return "node answered with an error";
+        case errc::unexpected_reply:
+            return "node sent an unexpected reply";
+        case errc::node_backlogged:
+            return "too many commands in flight to node";
+        }
+        return "unknown redlock error";
+    }
+};
+
+} // namespace
+
+const std::error_category& error_category() noexcept {
+    static const category instance;
+    return instance;
+}
+
+} // namespace redlock

@@ -1,0 +1,96 @@
+#include "hiredis_adapter.hpp"
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+
+hiredis_adapter::hiredis_adapter(const asio::any_io_executor& executor, redisAsyncContext* context)
+    : descriptor_(executor, context->c.fd)
+    , context_(context) {}
+
+std::shared_ptr<hiredis_adapter> hiredis_adapter::attach(const asio::any_io_executor& executor,
+                                                         redisAsyncContext* context) {
+    auto adapter = std::make_shared<hiredis_adapter>(executor, context);
+    adapter->self_while_attached_ = adapter;
+    context->ev.data = adapter.get();
+    context->ev.addRead = &hiredis_adapter::add_read;
+    context->ev.delRead = &hiredis_adapter::del_read;
+    context->ev.addWrite = &hiredis_adapter::add_write;
+    context->ev.delWrite = &hiredis_adapter::del_write;
+    context->ev.cleanup = &hiredis_adapter::cleanup;
+    // hiredis 0.14 completes a non-blocking connect on the first writability; ask for it
+    // now so that the connect finishes even before any command is queued.
+    add_write(adapter.get());
+    return adapter;
+}
+
+void hiredis_adapter::add_read(void* self) {
+    auto* a = static_cast<hiredis_adapter*>(self);
+    a->read_wanted_ = true;
+    if (!a->read_in_flight_) {
+        a->start_read();
+    }
+}
+
+void hiredis_adapter::del_read(void* self) {
+    static_cast<hiredis_adapter*>(self)->read_wanted_ = false;
+}
+
+void hiredis_adapter::add_write(void* self) {
+    auto* a = static_cast<hiredis_adapter*>(self);
+    a->write_wanted_ = true;
+    if (!a->write_in_flight_) {
+        a->start_write();
+    }
+}
+
+void hiredis_adapter::del_write(void* self) {
+    static_cast<hiredis_adapter*>(self)->write_wanted_ = false;
+}
+
+void hiredis_adapter::cleanup(void* self) {
+    auto* a = static_cast<hiredis_adapter*>(self);
+    a->context_ = nullptr;
+    a->read_wanted_ = false;
+    a->write_wanted_ = false;
+    // Pending waits complete with operation_aborted; hiredis closes the fd itself.
+    a->descriptor_.release();
+    // The waits in flight hold their own references; this may be the last one otherwise.
+    auto keep = std::move(a->self_while_attached_);
+}
+
+void hiredis_adapter::start_read() {
+    read_in_flight_ = true;
+    descriptor_.async_wait(asio::posix::descriptor_base::wait_read,
+                           [self = shared_from_this()](const boost::system::error_code& ec) {
+                               self->read_in_flight_ = false;
+                               if (ec || !self->context_ || !self->read_wanted_) {
+                                   return;
+                               }
+                               redisAsyncHandleRead(self->context_);
+                               // Our waits are one-shot where hiredis expects level-triggered
+                               // events (a connect still in progress asks for nothing new).
+                               if (self->context_ && self->read_wanted_ &&
+                                   !self->read_in_flight_) {
+                                   self->start_read();
+                               }
+                           });
+}
+
+void hiredis_adapter::start_write() {
+    write_in_flight_ = true;
+    descriptor_.async_wait(asio::posix::descriptor_base::wait_write,
+                           [self = shared_from_this()](const boost::system::error_code& ec) {
+                               self->write_in_flight_ = false;
+                               if (ec || !self->context_ || !self->write_wanted_) {
+                                   return;
+                               }
+                               redisAsyncHandleWrite(self->context_);
+                               if (self->context_ && self->write_wanted_ &&
+                                   !self->write_in_flight_) {
+                                   self->start_write();
+                               }
+                           });
+}
+
+} // namespace redlock::detail

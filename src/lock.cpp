@@ -1,0 +1,14 @@
+#include "redlock/lock.hpp"
+
+#include <utility>
+
+namespace redlock {
+
+lock::lock(std::string key, std::string token, clock::time_point valid_until,
+           lock_options options)
+    : key_(std::move(key))
+    , token_(std::move(token))
+    , valid_until_(valid_until)
+    , options_(std::move(options)) {}
+
+} // namespace redlock

@@ -1,0 +1,263 @@
+#include "redlock/node_address.hpp"
+
+#include "redlock/error.hpp"
+
+#include <charconv>
+#include <limits>
+
+namespace redlock {
+namespace {
+
+struct parse_failure {
+    std::string why;
+};
+
+bool parse_number(std::string_view text, long long max, long long& out) {
+    if (text.empty()) {
+        return false;
+    }
+    const auto* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, out);
+    return ec == std::errc{} && ptr == end && out >= 0 && out <= max;
+}
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+std::string percent_decode(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '%') {
+            out.push_back(text[i]);
+            continue;
+        }
+        if (i + 2 >= text.size()) {
+            throw parse_failure{"incomplete percent escape in credentials"};
+        }
+        const int hi = hex_value(text[i + 1]);
+        const int lo = hex_value(text[i + 2]);
+        if (hi < 0 || lo < 0) {
+            throw parse_failure{"bad percent escape in credentials"};
+        }
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+    }
+    return out;
+}
+
+void parse_db(std::string_view text, node_address& out) {
+    long long db = 0;
+    if (!parse_number(text, std::numeric_limits<int>::max(), db)) {
+        throw parse_failure{"database must be a non-negative integer, got \"" + std::string(text) +
+                            "\""};
+    }
+    out.db = static_cast<int>(db);
+}
+
+/// `host`, `host:port`, `[v6]`, `[v6]:port`.
+void parse_host_port(std::string_view text, node_address& out) {
+    std::string_view host;
+    std::string_view port;
+    if (text.starts_with('[')) {
+        const auto close = text.find(']');
+        if (close == std::string_view::npos) {
+            throw parse_failure{"missing ']' after IPv6 address"};
+        }
+        host = text.substr(1, close - 1);
+        const auto rest = text.substr(close + 1);
+        if (!rest.empty()) {
+            if (rest[0] != ':') {
+                throw parse_failure{"expected ':port' after ']'"};
+            }
+            port = rest.substr(1);
+            if (port.empty()) {
+                throw parse_failure{"empty port"};
+            }
+        }
+    } else {
+        const auto colon = text.rfind(':');
+        if (colon != std::string_view::npos && text.find(':') != colon) {
+            throw parse_failure{"IPv6 addresses must be written in brackets: [addr]:port"};
+        }
+        host = text.substr(0, colon);
+        if (colon != std::string_view::npos) {
+            port = text.substr(colon + 1);
+            if (port.empty()) {
+                throw parse_failure{"empty port"};
+            }
+        }
+    }
+    if (host.empty()) {
+        throw parse_failure{"empty host"};
+    }
+    for (char c : host) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '.' || c == '-' || c == '_' || c == ':' || c == '%';
+        if (!ok) {
+            throw parse_failure{"invalid character '" + std::string(1, c) + "' in host"};
+        }
+    }
+    out.host = std::string(host);
+    if (!port.empty()) {
+        long long value = 0;
+        if (!parse_number(port, 65535, value) || value == 0) {
+            throw parse_failure{"port must be 1-65535, got \"" + std::string(port) + "\""};
+        }
+        out.port = static_cast<std::uint16_t>(value);
+    }
+}
+
+void parse_userinfo(std::string_view text, node_address& out) {
+    const auto colon = text.find(':');
+    if (colon == std::string_view::npos) {
+        // redis://secret@host follows redis-cli: a lone value is the password.
+        out.password = percent_decode(text);
+    } else {
+        out.user = percent_decode(text.substr(0, colon));
+        out.password = percent_decode(text.substr(colon + 1));
+    }
+    if (out.password.empty()) {
+        throw parse_failure{"empty password in address"};
+    }
+}
+
+void parse_redis_url(std::string_view rest, node_address& out) {
+    const auto slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    if (slash != std::string_view::npos) {
+        const auto path = rest.substr(slash + 1);
+        if (!path.empty()) {
+            parse_db(path, out);
+        }
+    }
+    const auto at = authority.rfind('@');
+    if (at != std::string_view::npos) {
+        parse_userinfo(authority.substr(0, at), out);
+        authority = authority.substr(at + 1);
+    }
+    parse_host_port(authority, out);
+}
+
+void parse_unix_query(std::string_view query, node_address& out) {
+    while (!query.empty()) {
+        const auto amp = query.find('&');
+        const auto item = query.substr(0, amp);
+        const auto eq = item.find('=');
+        if (eq == std::string_view::npos) {
+            throw parse_failure{"expected name=value in query, got \"" + std::string(item) + "\""};
+        }
+        const auto name = item.substr(0, eq);
+        const auto value = item.substr(eq + 1);
+        if (name == "db") {
+            parse_db(value, out);
+        } else if (name == "user") {
+            out.user = percent_decode(value);
+        } else if (name == "password") {
+            out.password = percent_decode(value);
+        } else {
+            throw parse_failure{"unknown query parameter \"" + std::string(name) +
+                                "\" (known: db, user, password)"};
+        }
+        query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    }
+}
+
+void parse_unix(std::string_view rest, node_address& out) {
+    const auto question = rest.find('?');
+    const auto path = rest.substr(0, question);
+    if (path.empty() || path[0] != '/') {
+        throw parse_failure{"unix socket path must be absolute"};
+    }
+    out.kind = node_address::transport::unix_socket;
+    out.path = std::string(path);
+    if (question != std::string_view::npos) {
+        parse_unix_query(rest.substr(question + 1), out);
+    }
+}
+
+void parse(std::string_view text, node_address& out) {
+    if (text.empty()) {
+        throw parse_failure{"empty address"};
+    }
+    for (unsigned char c : text) {
+        if (c <= ' ' || c == 0x7f) {
+            throw parse_failure{"address contains whitespace or a control character"};
+        }
+    }
+    const auto scheme_end = text.find("://");
+    if (scheme_end != std::string_view::npos) {
+        const auto scheme = text.substr(0, scheme_end);
+        const auto rest = text.substr(scheme_end + 3);
+        if (scheme == "redis") {
+            parse_redis_url(rest, out);
+        } else if (scheme == "unix") {
+            parse_unix(rest, out);
+        } else if (scheme == "rediss") {
+            throw parse_failure{"TLS (rediss://) is not supported by this build"};
+        } else {
+            throw parse_failure{"unknown scheme \"" + std::string(scheme) +
+                                "\" (use redis:// or unix://)"};
+        }
+    } else if (text.starts_with("unix:")) {
+        parse_unix(text.substr(5), out);
+    } else if (text.starts_with('/')) {
+        parse_unix(text, out);
+    } else {
+        parse_host_port(text, out);
+    }
+}
+
+} // namespace
+
+std::string node_address::display() const {
+    if (kind == transport::unix_socket) {
+        return "unix:" + path;
+    }
+    const bool v6 = host.find(':') != std::string::npos;
+    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+bool node_address::same_server(const node_address& other) const noexcept {
+    if (kind != other.kind) {
+        return false;
+    }
+    if (kind == transport::unix_socket) {
+        return path == other.path;
+    }
+    if (port != other.port || host.size() != other.host.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < host.size(); ++i) {
+        auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+        if (lower(host[i]) != lower(other.host[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::error_code parse_node_address(std::string_view text, node_address& out, std::string& why) {
+    node_address parsed;
+    try {
+        parse(text, parsed);
+    } catch (const parse_failure& failure) {
+        why = failure.why;
+        return errc::invalid_argument;
+    }
+    out = std::move(parsed);
+    why.clear();
+    return {};
+}
+
+} // namespace redlock

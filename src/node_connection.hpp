@@ -1,0 +1,87 @@
+#ifndef REDLOCK_SRC_NODE_CONNECTION_HPP
+#define REDLOCK_SRC_NODE_CONNECTION_HPP
+
+#include "commands.hpp"
+#include "hiredis_adapter.hpp"
+#include "node_reply.hpp"
+
+#include "redlock/config.hpp"
+#include "redlock/error.hpp"
+#include "redlock/node_address.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <hiredis/async.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+namespace redlock::detail {
+
+/// One Redis master: a single hiredis connection, (re)connected on demand with AUTH and
+/// SELECT, on which every command of every operation is pipelined in send order. That
+/// order is what makes a cleanup safe: Redis runs one connection's commands in sequence,
+/// so a compare-and-delete can never overtake the SET it cleans up.
+///
+/// Every command sent gets exactly one reply_target::on_reply, possibly long after its
+/// operation stopped caring. Lives on (and must only be used from) a strand.
+class node_connection {
+public:
+    node_connection(boost::asio::any_io_executor strand, std::size_t index, node_address address,
+                    const client_config& config);
+    ~node_connection();
+    node_connection(const node_connection&) = delete;
+    node_connection& operator=(const node_connection&) = delete;
+
+    void send(const command& cmd, const std::shared_ptr<reply_target>& target, std::uint64_t tag);
+    /// Fails every pending command with errc::cancelled and refuses new ones.
+    void shutdown();
+
+    std::size_t index() const noexcept { return index_; }
+    const node_address& address() const noexcept { return address_; }
+
+private:
+    enum class state { idle, connecting, connected, backing_off, shut_down };
+
+    struct pending {
+        std::shared_ptr<reply_target> target; ///< null for the AUTH/SELECT handshake
+        std::uint64_t tag;
+    };
+
+    static void on_reply_thunk(redisAsyncContext* context, void* reply, void* self);
+    static void on_connect_thunk(const redisAsyncContext* context, int status);
+    static void on_disconnect_thunk(const redisAsyncContext* context, int status);
+
+    bool connect();
+    void queue_handshake();
+    void on_reply(redisReply* reply);
+    void on_handshake_reply(const redisReply* reply, std::uint64_t step);
+    /// The context is gone or going: no sends on it from now on.
+    void closed(std::string why);
+    void fail_later(const std::shared_ptr<reply_target>& target, std::uint64_t tag, errc error,
+                    std::string message);
+    void log(log_level level, const std::string& message) const;
+
+    boost::asio::any_io_executor strand_;
+    std::size_t index_;
+    node_address address_;
+    const client_config& config_;
+    std::string display_;
+
+    state state_ = state::idle;
+    redisAsyncContext* context_ = nullptr;
+    std::shared_ptr<hiredis_adapter> adapter_;
+    std::deque<pending> pending_;
+    std::string last_error_;
+    unsigned consecutive_failures_ = 0;
+    bool destroying_ = false;
+    boost::asio::steady_timer connect_timer_;
+    boost::asio::steady_timer backoff_timer_;
+};
+
+} // namespace redlock::detail
+
+#endif

@@ -1,0 +1,24 @@
+#ifndef REDLOCK_SRC_VALIDATE_HPP
+#define REDLOCK_SRC_VALIDATE_HPP
+
+#include "redlock/config.hpp"
+#include "redlock/node_address.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+// Each returns an empty string when the input is acceptable, otherwise what is wrong
+// with it, phrased so the user knows what to change.
+
+std::string check_key(std::string_view key);
+std::string check_ttl(std::chrono::milliseconds ttl);
+std::string check_lock_options(const lock_options& options);
+/// Also parses the node addresses into `addresses`.
+std::string check_client_config(const client_config& config, std::vector<node_address>& addresses);
+
+} // namespace redlock::detail
+
+#endif
