@@ -21,7 +21,9 @@ command -v redis-cli >/dev/null || die "redis-cli not found (apt-get install red
 port_of() { echo $((base_port + $1)); }
 pid_file() { echo "$state/node-$1/redis.pid"; }
 pid_of() { local f; f=$(pid_file "$1"); [[ -s $f ]] && cat "$f" || true; }
-alive() { local pid; pid=$(pid_of "$1"); [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; }
+# A killed daemon may linger as a zombie until init reaps it: that is not running.
+running() { local st; st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [[ -n $st && $st != Z ]]; }
+alive() { local pid; pid=$(pid_of "$1"); [[ -n $pid ]] && running "$pid"; }
 check_node() { [[ $1 =~ ^[1-5]$ ]] || die "node must be 1-$count, got '$1'"; }
 
 wait_ping() {
@@ -50,18 +52,23 @@ stop_node() {
   local n=$1 signal=${2:-TERM} pid
   pid=$(pid_of "$n")
   [[ -n $pid ]] || return 0
-  if kill -0 "$pid" 2>/dev/null; then
+  if running "$pid"; then
     kill -CONT "$pid" 2>/dev/null || true
-    kill "-$signal" "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    if [[ $signal == TERM ]]; then
+      # SHUTDOWN is immediate; SIGTERM waits for the next server tick.
+      redis-cli -h 127.0.0.1 -p "$(port_of "$n")" shutdown nosave >/dev/null 2>&1 || kill -TERM "$pid" 2>/dev/null || true
+    else
+      kill "-$signal" "$pid" 2>/dev/null || true
+    fi
+    for _ in $(seq 1 200); do running "$pid" || break; sleep 0.02; done
+    running "$pid" && kill -KILL "$pid" 2>/dev/null || true
   fi
   rm -f "$(pid_file "$n")"
 }
 
 signal_node() {
   local pid; pid=$(pid_of "$1")
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || die "node $1 is not running"
+  [[ -n $pid ]] && running "$pid" || die "node $1 is not running"
   kill "-$2" "$pid"
 }
 

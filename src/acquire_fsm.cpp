@@ -11,6 +11,7 @@ acquire_fsm::acquire_fsm(std::size_t nodes, const lock_options& options, random_
     , random_(std::move(random))
     , votes_(nodes)
     , answered_(nodes, false)
+    , granted_(nodes, false)
     , refused_(nodes, false)
     , cleanup_awaited_(nodes, false) {}
 
@@ -27,6 +28,7 @@ acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
     attempt_start_ = now;
     votes_ = tally(votes_.nodes());
     answered_.assign(votes_.nodes(), false);
+    granted_.assign(votes_.nodes(), false);
     refused_.assign(votes_.nodes(), false);
     state_ = state::attempting;
     return {acquire_action::kind::send_set, attempt_deadline(now, options_), {}};
@@ -39,6 +41,7 @@ acquire_action acquire_fsm::on_set_reply(unsigned attempt, std::size_t node, nod
     }
     if (votes_.record(node, outcome)) {
         answered_[node] = true;
+        granted_[node] = outcome == node_outcome::granted;
         refused_[node] = outcome == node_outcome::refused;
     }
     return decide(now);
@@ -51,11 +54,11 @@ acquire_action acquire_fsm::decide(clock::time_point now) {
             valid_until_ = until;
             return finish({});
         }
-        return fail_attempt(errc::validity_expired, now);
+        return fail_attempt(errc::validity_expired, now, true);
     }
     if (votes_.impossible()) {
         return fail_attempt(votes_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
-                            now);
+                            now, true);
     }
     return {};
 }
@@ -65,10 +68,10 @@ acquire_action acquire_fsm::on_deadline(clock::time_point now) {
         const bool was_possible = !votes_.impossible();
         votes_.fail_pending();
         if (was_possible && deadline_is_validity_horizon(options_)) {
-            return fail_attempt(errc::validity_expired, now);
+            return fail_attempt(errc::validity_expired, now, false);
         }
         return fail_attempt(votes_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
-                            now);
+                            now, false);
     }
     if (state_ == state::cleaning_up) {
         // A node that answered the SET but not the cleanup in time: its DEL stays queued
@@ -78,17 +81,20 @@ acquire_action acquire_fsm::on_deadline(clock::time_point now) {
     return {};
 }
 
-acquire_action acquire_fsm::fail_attempt(std::error_code reason, clock::time_point now) {
+acquire_action acquire_fsm::fail_attempt(std::error_code reason, clock::time_point now,
+                                         bool await_silent) {
     // Cancellation wins over whatever the attempt itself concluded.
     if (failure_ != errc::cancelled) {
         failure_ = reason;
     }
     state_ = state::cleaning_up;
-    // Wait only for nodes that answered the SET: a node still silent may stay silent for
-    // long (paused, partitioned), and its cleanup is queued behind its SET anyway.
+    // Wait where our key is or may soon be: nodes that granted, and, when the failure was
+    // decided early, nodes still silent, so that a failed acquire returns with its keys gone.
+    // Nodes that already timed out are not waited for again (paused or partitioned: their
+    // cleanup is queued behind their SET anyway), nor are nodes that failed.
     cleanup_outstanding_ = 0;
     for (std::size_t node = 0; node < votes_.nodes(); ++node) {
-        const bool awaited = answered_[node] && !refused_[node];
+        const bool awaited = granted_[node] || (await_silent && !answered_[node]);
         cleanup_awaited_[node] = awaited;
         cleanup_outstanding_ += awaited ? 1 : 0;
     }
@@ -145,10 +151,11 @@ acquire_action acquire_fsm::on_cancel(clock::time_point now) {
         failure_ = errc::cancelled;
         return finish(failure_);
     case state::attempting:
-        // Cancelling cleans up like a failure: any SET may have landed.
+        // Cancelling cleans up like a failure (any SET may have landed), but promptly: it
+        // does not wait for silent nodes, whose cleanup is queued behind their SET.
         failure_ = errc::cancelled;
         votes_.fail_pending();
-        return fail_attempt(errc::cancelled, now);
+        return fail_attempt(errc::cancelled, now, false);
     case state::cleaning_up:
         failure_ = errc::cancelled;
         return {};

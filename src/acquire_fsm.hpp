@@ -72,7 +72,7 @@ private:
 
     acquire_action begin_attempt(clock::time_point now);
     acquire_action decide(clock::time_point now);
-    acquire_action fail_attempt(std::error_code reason, clock::time_point now);
+    acquire_action fail_attempt(std::error_code reason, clock::time_point now, bool await_silent);
     acquire_action after_cleanup(clock::time_point now);
     acquire_action finish(std::error_code error);
 
@@ -87,6 +87,7 @@ private:
     std::error_code failure_;
     std::size_t cleanup_outstanding_ = 0;
     std::vector<bool> answered_;
+    std::vector<bool> granted_;
     std::vector<bool> refused_;
     std::vector<bool> cleanup_awaited_;
 };

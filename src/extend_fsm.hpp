@@ -5,6 +5,7 @@
 #include "tally.hpp"
 
 #include "redlock/config.hpp"
+#include "redlock/error.hpp"
 
 namespace redlock::detail {
 

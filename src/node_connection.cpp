@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
+#include <utility>
 #include <string>
 
 namespace redlock::detail {
@@ -68,11 +69,26 @@ void node_connection::send(const command& cmd, const std::shared_ptr<reply_targe
     case state::connected:
         break;
     }
-    if (pending_.size() >= config_.max_in_flight_per_node) {
+    if (pending_.size() + held_back_.size() >= config_.max_in_flight_per_node) {
         fail_later(target, tag, errc::node_backlogged,
-                   std::to_string(pending_.size()) + " commands awaiting replies");
+                   std::to_string(pending_.size() + held_back_.size()) +
+                       " commands awaiting replies");
         return;
     }
+    if (handshake_outstanding_ > 0) {
+        held_back h{{}, target, tag};
+        h.args.reserve(cmd.count);
+        for (std::size_t i = 0; i < cmd.count; ++i) {
+            h.args.emplace_back(cmd.args[i]);
+        }
+        held_back_.push_back(std::move(h));
+        return;
+    }
+    issue(cmd, target, tag);
+}
+
+void node_connection::issue(const command& cmd, const std::shared_ptr<reply_target>& target,
+                            std::uint64_t tag) {
     const char* argv[std::tuple_size_v<decltype(cmd.args)>];
     std::size_t lengths[std::tuple_size_v<decltype(cmd.args)>];
     for (std::size_t i = 0; i < cmd.count; ++i) {
@@ -87,6 +103,19 @@ void node_connection::send(const command& cmd, const std::shared_ptr<reply_targe
         return;
     }
     pending_.push_back({target, tag});
+}
+
+void node_connection::release_held_back() {
+    auto waiting = std::move(held_back_);
+    held_back_.clear();
+    for (auto& h : waiting) {
+        command cmd;
+        cmd.count = h.args.size();
+        for (std::size_t i = 0; i < cmd.count; ++i) {
+            cmd.args[i] = h.args[i];
+        }
+        issue(cmd, h.target, h.tag);
+    }
 }
 
 bool node_connection::connect() {
@@ -141,11 +170,13 @@ void node_connection::queue_handshake() {
                               address_.password.size());
         }
         pending_.push_back({nullptr, handshake_auth});
+        ++handshake_outstanding_;
     }
     if (address_.db != 0) {
         redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "SELECT %d",
                           address_.db);
         pending_.push_back({nullptr, handshake_select});
+        ++handshake_outstanding_;
     }
 }
 
@@ -204,7 +235,13 @@ void node_connection::on_reply(redisReply* reply) {
 }
 
 void node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t step) {
-    if (!reply || reply->type != REDIS_REPLY_ERROR || !context_) {
+    if (!reply || !context_) {
+        return; // the connection died: closed() fails what was held back
+    }
+    if (reply->type != REDIS_REPLY_ERROR) {
+        if (--handshake_outstanding_ == 0) {
+            release_held_back();
+        }
         return;
     }
     const std::string what = step == handshake_auth ? "AUTH" : "SELECT";
@@ -218,6 +255,11 @@ void node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t 
 }
 
 void node_connection::closed(std::string why) {
+    handshake_outstanding_ = 0;
+    const errc held_error = state_ == state::shut_down ? errc::cancelled : errc::connection_failed;
+    for (auto& h : std::exchange(held_back_, {})) {
+        fail_later(h.target, h.tag, held_error, why);
+    }
     if (state_ == state::shut_down) {
         context_ = nullptr;
         adapter_.reset();
@@ -255,7 +297,7 @@ void node_connection::shutdown() {
     last_error_ = "client shut down";
     if (context_) {
         redisAsyncContext* doomed = context_;
-        context_ = nullptr;
+        closed(last_error_);
         redisAsyncFree(doomed);
     }
 }

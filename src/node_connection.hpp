@@ -18,6 +18,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -50,12 +51,20 @@ private:
         std::shared_ptr<reply_target> target; ///< null for the AUTH/SELECT handshake
         std::uint64_t tag;
     };
+    /// A command waiting for the handshake, with its own copy of the arguments.
+    struct held_back {
+        std::vector<std::string> args;
+        std::shared_ptr<reply_target> target;
+        std::uint64_t tag;
+    };
 
     static void on_reply_thunk(redisAsyncContext* context, void* reply, void* self);
     static void on_connect_thunk(const redisAsyncContext* context, int status);
     static void on_disconnect_thunk(const redisAsyncContext* context, int status);
 
     bool connect();
+    void issue(const command& cmd, const std::shared_ptr<reply_target>& target, std::uint64_t tag);
+    void release_held_back();
     void queue_handshake();
     void on_reply(redisReply* reply);
     void on_handshake_reply(const redisReply* reply, std::uint64_t step);
@@ -75,6 +84,10 @@ private:
     redisAsyncContext* context_ = nullptr;
     std::shared_ptr<hiredis_adapter> adapter_;
     std::deque<pending> pending_;
+    // Commands pipelined behind a failing AUTH would run as the default user, and behind a
+    // failing SELECT in the wrong database: until the handshake succeeds they wait here.
+    std::deque<held_back> held_back_;
+    std::size_t handshake_outstanding_ = 0;
     std::string last_error_;
     unsigned consecutive_failures_ = 0;
     bool destroying_ = false;

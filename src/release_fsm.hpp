@@ -4,6 +4,8 @@
 #include "round_action.hpp"
 #include "tally.hpp"
 
+#include "redlock/error.hpp"
+
 #include <chrono>
 
 namespace redlock::detail {

@@ -1,0 +1,161 @@
+#include "support/fixture.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+namespace redlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST_F(nodes_test, reconnects_after_a_node_restarts) {
+    blocking_client client(config());
+    std::error_code ec;
+    auto first = client.acquire("reconnect", options(), ec);
+    ASSERT_FALSE(ec);
+    client.release(first.lock, ec);
+
+    topology::kill(1);
+    topology::kill(2);
+    topology::kill(3);
+    auto during = client.acquire("reconnect", options(), ec);
+    EXPECT_EQ(ec, errc::quorum_unreachable) << during.message;
+    topology::restore();
+
+    // The reconnect backoff is capped at 200 ms in this config.
+    bool recovered = eventually([&] {
+        auto again = client.acquire("reconnect", options(), ec);
+        if (ec) {
+            return false;
+        }
+        client.release(again.lock, ec);
+        return count(again.votes, node_outcome::failed) == 0;
+    });
+    EXPECT_TRUE(recovered) << "no reconnect to the restarted nodes";
+}
+
+TEST_F(nodes_test, auth_with_acl_user_and_select_on_connect) {
+    for (int node = 1; node <= 5; ++node) {
+        ASSERT_EQ(inspector(node).run({"ACL", "SETUSER", "locker", "on", ">s3cret", "~*", "+@all"}),
+                  "OK");
+    }
+    auto c = config();
+    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+        c.nodes[i] = "redis://locker:s3cret@" + c.nodes[i] + "/3";
+    }
+    {
+        blocking_client client(c);
+        std::error_code ec;
+        auto r = client.acquire("in-db-3", options(), ec);
+        ASSERT_FALSE(ec) << r.message;
+        inspector look(1);
+        EXPECT_TRUE(eventually([&] { return look.get("in-db-3", 3).has_value(); }));
+        EXPECT_EQ(look.get("in-db-3", 3), r.lock.token());
+        EXPECT_FALSE(look.get("in-db-3").has_value()) << "nothing in db 0";
+        auto released = client.release(r.lock, ec);
+        EXPECT_FALSE(ec) << released.message;
+    }
+    auto wrong = config();
+    for (std::size_t i = 0; i < wrong.nodes.size(); ++i) {
+        wrong.nodes[i] = "redis://locker:nope@" + wrong.nodes[i];
+    }
+    {
+        blocking_client client(wrong);
+        std::error_code ec;
+        auto r = client.acquire("denied", options(), ec);
+        EXPECT_EQ(ec, errc::quorum_unreachable);
+        ASSERT_EQ(r.votes.size(), 5u);
+        EXPECT_GE(count(r.votes, node_outcome::failed), 3u);
+        for (const auto& vote : r.votes) {
+            if (vote.outcome == node_outcome::failed) {
+                EXPECT_EQ(vote.error, errc::connection_failed);
+                EXPECT_NE(vote.server_message.find("WRONGPASS"), std::string::npos)
+                    << vote.server_message;
+            }
+        }
+        EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }, 300ms) &&
+                    keys_everywhere() == 0)
+            << "commands behind a failed AUTH must never run as the default user";
+    }
+    for (int node = 1; node <= 5; ++node) {
+        inspector(node).run({"ACL", "DELUSER", "locker"});
+    }
+}
+
+TEST_F(nodes_test, unix_socket_node) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("redlock-unix-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto sock = (dir / "redis.sock").string();
+    const auto pidfile = (dir / "redis.pid").string();
+    const std::string start = "redis-server --port 0 --unixsocket " + sock +
+                              " --daemonize yes --save '' --pidfile " + pidfile +
+                              " --logfile " + (dir / "log").string() + " --dir " + dir.string();
+    ASSERT_EQ(std::system(start.c_str()), 0);
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(sock); }));
+
+    {
+        client_config c;
+        c.nodes = {"unix://" + sock};
+        blocking_client client(c);
+        std::error_code ec;
+        auto r = client.acquire("over-unix", options(), ec);
+        EXPECT_FALSE(ec) << r.message;
+        auto released = client.release(r.lock, ec);
+        EXPECT_FALSE(ec) << released.message;
+        EXPECT_EQ(released.released, 1u);
+    }
+    std::ifstream pid(pidfile);
+    int server = 0;
+    pid >> server;
+    if (server > 0) {
+        ::kill(server, SIGTERM);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST_F(nodes_test, server_errors_are_votes_with_their_text) {
+    // With two nodes down, the quorum needs node 2, which is out of memory.
+    topology::stop(4);
+    topology::stop(5);
+    inspector oom(2);
+    ASSERT_EQ(oom.run({"CONFIG", "SET", "maxmemory", "1"}), "OK");
+    blocking_client client(config());
+    std::error_code ec;
+    auto r = client.acquire("oom", options(), ec);
+    oom.run({"CONFIG", "SET", "maxmemory", "0"});
+    EXPECT_EQ(ec, errc::quorum_unreachable);
+    EXPECT_EQ(r.votes[1].outcome, node_outcome::failed);
+    EXPECT_EQ(r.votes[1].error, errc::server_error);
+    EXPECT_TRUE(r.votes[1].server_message.starts_with("OOM")) << r.votes[1].server_message;
+    EXPECT_NE(r.message.find("OOM"), std::string::npos) << r.message;
+    for (int node : {1, 2, 3}) {
+        EXPECT_EQ(inspector(node).dbsize(), 0) << "cleaned up on node " << node;
+    }
+}
+
+TEST_F(nodes_test, script_cache_flushed_falls_back_to_eval) {
+    blocking_client client(config());
+    std::error_code ec;
+    auto r = client.acquire("noscript", options(), ec);
+    ASSERT_FALSE(ec);
+    ASSERT_TRUE(eventually([] { return keys_everywhere() == 5; }));
+    for (int node = 1; node <= 5; ++node) {
+        inspector(node).run({"SCRIPT", "FLUSH"});
+    }
+    auto extended = client.extend(r.lock, 20s, ec);
+    EXPECT_FALSE(ec) << extended.message;
+    for (int node = 1; node <= 5; ++node) {
+        inspector(node).run({"SCRIPT", "FLUSH"});
+    }
+    auto released = client.release(extended.lock, ec);
+    EXPECT_FALSE(ec) << released.message;
+    EXPECT_EQ(released.released, 5u);
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+} // namespace
+} // namespace redlock::test

@@ -1,0 +1,76 @@
+#ifndef REDLOCK_TESTS_SUPPORT_FIXTURE_HPP
+#define REDLOCK_TESTS_SUPPORT_FIXTURE_HPP
+
+#include "support/topology.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <thread>
+
+namespace redlock::test {
+
+/// Every integration test starts and ends with all five nodes up, running and empty,
+/// whatever it stopped or paused.
+class nodes_test : public ::testing::Test {
+protected:
+    void SetUp() override { topology::restore(); }
+    void TearDown() override { topology::restore(); }
+
+    static client_config config() {
+        client_config c;
+        c.nodes = topology::addresses();
+        c.reconnect_delay_initial = std::chrono::milliseconds(20);
+        c.reconnect_delay_max = std::chrono::milliseconds(200);
+        return c;
+    }
+
+    static lock_options options(std::chrono::milliseconds ttl = std::chrono::seconds(10)) {
+        lock_options o;
+        o.ttl = ttl;
+        o.retry.max_attempts = 1;
+        return o;
+    }
+
+    static std::size_t count(const std::vector<node_vote>& votes, node_outcome outcome) {
+        std::size_t n = 0;
+        for (const auto& v : votes) {
+            n += v.outcome == outcome ? 1 : 0;
+        }
+        return n;
+    }
+};
+
+using clock_type = std::chrono::steady_clock;
+
+/// An io_context running on its own thread. Destroy the clients first: then the thread
+/// drains by itself, which also proves that a client's shutdown leaves no work behind.
+class io_thread {
+public:
+    io_thread() : thread_([this] { io_.run(); }) {}
+    ~io_thread() {
+        guard_.reset();
+        thread_.join();
+    }
+    boost::asio::io_context& context() { return io_; }
+    boost::asio::any_io_executor executor() { return io_.get_executor(); }
+
+private:
+    boost::asio::io_context io_;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_{
+        io_.get_executor()};
+    std::thread thread_;
+};
+
+inline std::chrono::milliseconds since(clock_type::time_point start) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start);
+}
+
+} // namespace redlock::test
+
+#endif

@@ -1,0 +1,141 @@
+#include "support/topology.hpp"
+
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace redlock::test {
+
+std::vector<std::string> topology::addresses() {
+    const char* env = std::getenv("REDLOCK_NODES");
+    std::string list = env && *env ? env : REDLOCK_DEFAULT_TEST_NODES;
+    std::vector<std::string> nodes;
+    std::stringstream stream(list);
+    for (std::string item; std::getline(stream, item, ',');) {
+        nodes.push_back(item);
+    }
+    return nodes;
+}
+
+void topology::script(const std::string& args) {
+    const std::string command = std::string("bash ") + REDLOCK_LOCAL_NODES_SCRIPT + " " + args;
+    if (std::system(command.c_str()) != 0) {
+        throw std::runtime_error("failed: " + command);
+    }
+}
+
+void topology::stop(int node) { script("stop " + std::to_string(node)); }
+void topology::kill(int node) { script("kill " + std::to_string(node)); }
+void topology::pause(int node) { script("pause " + std::to_string(node)); }
+void topology::resume(int node) { script("resume " + std::to_string(node)); }
+void topology::restart(int node) { script("restart " + std::to_string(node)); }
+
+void topology::restore() {
+    for (int node = 1; node <= static_cast<int>(size()); ++node) {
+        // Resume first: a paused node counts as running for the script.
+        const std::string command = std::string("bash ") + REDLOCK_LOCAL_NODES_SCRIPT +
+                                    " resume " + std::to_string(node) + " 2>/dev/null";
+        (void)std::system(command.c_str());
+    }
+    script("up >/dev/null");
+    for (int node = 1; node <= static_cast<int>(size()); ++node) {
+        inspector(node).run({"FLUSHALL"});
+    }
+}
+
+inspector::inspector(int node) : node_(node) {
+    const auto address = topology::addresses().at(static_cast<std::size_t>(node - 1));
+    const auto colon = address.rfind(':');
+    const std::string host = address.substr(0, colon);
+    const int port = std::stoi(address.substr(colon + 1));
+    timeval timeout{2, 0};
+    context_ = redisConnectWithTimeout(host.c_str(), port, timeout);
+    if (!context_ || context_->err) {
+        const std::string why = context_ ? context_->errstr : "out of memory";
+        redisFree(context_);
+        context_ = nullptr;
+        throw std::runtime_error("inspector cannot reach " + address + ": " + why);
+    }
+    redisSetTimeout(context_, timeout);
+}
+
+inspector::~inspector() { redisFree(context_); }
+
+std::string inspector::run(const std::vector<std::string>& args) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lengths;
+    for (const auto& a : args) {
+        argv.push_back(a.data());
+        lengths.push_back(a.size());
+    }
+    auto* reply = static_cast<redisReply*>(
+        redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data()));
+    if (!reply) {
+        throw std::runtime_error("inspector lost node " + std::to_string(node_) + ": " +
+                                 context_->errstr);
+    }
+    std::string text;
+    switch (reply->type) {
+    case REDIS_REPLY_INTEGER:
+        text = std::to_string(reply->integer);
+        break;
+    case REDIS_REPLY_NIL:
+        text = "(nil)";
+        break;
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR:
+        text.assign(reply->str, reply->len);
+        break;
+    default:
+        text = "(array)";
+    }
+    freeReplyObject(reply);
+    return text;
+}
+
+std::optional<std::string> inspector::get(const std::string& key, int db) {
+    if (db != 0) {
+        run({"SELECT", std::to_string(db)});
+    }
+    auto* reply =
+        static_cast<redisReply*>(redisCommand(context_, "GET %b", key.data(), key.size()));
+    if (db != 0) {
+        run({"SELECT", "0"});
+    }
+    if (!reply) {
+        throw std::runtime_error("inspector lost node " + std::to_string(node_));
+    }
+    std::optional<std::string> value;
+    if (reply->type == REDIS_REPLY_STRING) {
+        value.emplace(reply->str, reply->len);
+    }
+    freeReplyObject(reply);
+    return value;
+}
+
+long long inspector::pttl(const std::string& key) { return std::stoll(run({"PTTL", key})); }
+
+long long inspector::dbsize() { return std::stoll(run({"DBSIZE"})); }
+
+long long keys_everywhere() {
+    long long total = 0;
+    for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+        total += inspector(node).dbsize();
+    }
+    return total;
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < until) {
+        if (condition()) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return condition();
+}
+
+} // namespace redlock::test

@@ -1,0 +1,64 @@
+#ifndef REDLOCK_TESTS_SUPPORT_TOPOLOGY_HPP
+#define REDLOCK_TESTS_SUPPORT_TOPOLOGY_HPP
+
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock::test {
+
+/// The five local masters started by compose/local-nodes.sh, and control over them:
+/// stop, kill, pause, resume, restart, always restorable. Node numbers are 1-based like
+/// the script's; indexes into client_config::nodes are 0-based.
+class topology {
+public:
+    /// REDLOCK_NODES or the default five; node i listens on 127.0.0.1:700i.
+    static std::vector<std::string> addresses();
+    static std::size_t size() { return addresses().size(); }
+
+    static void stop(int node);
+    static void kill(int node);
+    static void pause(int node);
+    static void resume(int node);
+    static void restart(int node);
+    /// Everything running and answering, nothing paused, every database empty.
+    static void restore();
+
+private:
+    static void script(const std::string& args);
+};
+
+/// A synchronous look at one node, independent of the library under test.
+class inspector {
+public:
+    explicit inspector(int node);
+    ~inspector();
+    inspector(const inspector&) = delete;
+    inspector& operator=(const inspector&) = delete;
+
+    std::optional<std::string> get(const std::string& key, int db = 0);
+    long long pttl(const std::string& key);
+    long long dbsize();
+    /// Runs a command given as separate arguments; returns the reply's text (status,
+    /// string, error) or its integer as text; throws if the connection fails.
+    std::string run(const std::vector<std::string>& args);
+
+private:
+    redisContext* context_ = nullptr;
+    int node_;
+};
+
+/// Keys found on any node, over every node.
+long long keys_everywhere();
+/// Waits up to `limit` for `condition`, polling; returns whether it became true.
+bool eventually(const std::function<bool()>& condition,
+                std::chrono::milliseconds limit = std::chrono::milliseconds(3000));
+
+} // namespace redlock::test
+
+#endif

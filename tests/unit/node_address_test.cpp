@@ -1,0 +1,113 @@
+#include <redlock/node_address.hpp>
+
+#include <redlock/error.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using redlock::node_address;
+
+node_address parse_ok(std::string_view text) {
+    node_address a;
+    std::string why;
+    auto ec = redlock::parse_node_address(text, a, why);
+    EXPECT_FALSE(ec) << text << ": " << why;
+    return a;
+}
+
+std::string parse_error(std::string_view text) {
+    node_address a;
+    a.host = "untouched";
+    std::string why;
+    auto ec = redlock::parse_node_address(text, a, why);
+    EXPECT_EQ(ec, redlock::errc::invalid_argument) << text;
+    EXPECT_FALSE(why.empty()) << text;
+    EXPECT_EQ(a.host, "untouched") << "output is left alone on error";
+    return why;
+}
+
+TEST(node_address, host_and_port) {
+    auto a = parse_ok("127.0.0.1:7001");
+    EXPECT_EQ(a.kind, node_address::transport::tcp);
+    EXPECT_EQ(a.host, "127.0.0.1");
+    EXPECT_EQ(a.port, 7001);
+    EXPECT_EQ(a.db, 0);
+    EXPECT_TRUE(a.password.empty());
+    EXPECT_EQ(parse_ok("redis-a.internal").port, 6379);
+    EXPECT_EQ(a.display(), "127.0.0.1:7001");
+}
+
+TEST(node_address, ipv6_in_brackets) {
+    auto a = parse_ok("[::1]:7002");
+    EXPECT_EQ(a.host, "::1");
+    EXPECT_EQ(a.port, 7002);
+    EXPECT_EQ(a.display(), "[::1]:7002");
+    EXPECT_EQ(parse_ok("redis://[fe80::1%eth0]:6380/2").host, "fe80::1%eth0");
+}
+
+TEST(node_address, redis_url_with_credentials_and_db) {
+    auto a = parse_ok("redis://locker:s3cr%40t@10.0.0.5:6380/3");
+    EXPECT_EQ(a.user, "locker");
+    EXPECT_EQ(a.password, "s3cr@t");
+    EXPECT_EQ(a.host, "10.0.0.5");
+    EXPECT_EQ(a.port, 6380);
+    EXPECT_EQ(a.db, 3);
+    EXPECT_EQ(a.display(), "10.0.0.5:6380") << "no credentials in logs";
+
+    auto b = parse_ok("redis://justapassword@host");
+    EXPECT_TRUE(b.user.empty());
+    EXPECT_EQ(b.password, "justapassword");
+    EXPECT_EQ(b.port, 6379);
+    EXPECT_EQ(parse_ok("redis://host:1/").db, 0);
+}
+
+TEST(node_address, unix_sockets) {
+    auto a = parse_ok("unix:///run/redis/a.sock?db=2&user=u&password=p");
+    EXPECT_EQ(a.kind, node_address::transport::unix_socket);
+    EXPECT_EQ(a.path, "/run/redis/a.sock");
+    EXPECT_EQ(a.db, 2);
+    EXPECT_EQ(a.user, "u");
+    EXPECT_EQ(a.password, "p");
+    EXPECT_EQ(parse_ok("/tmp/r.sock").path, "/tmp/r.sock");
+    EXPECT_EQ(parse_ok("unix:/tmp/r.sock").path, "/tmp/r.sock");
+    EXPECT_EQ(parse_ok("/tmp/r.sock").display(), "unix:/tmp/r.sock");
+}
+
+TEST(node_address, malformed_addresses_are_explained) {
+    EXPECT_NE(parse_error("").find("empty"), std::string::npos);
+    parse_error(":7001");
+    parse_error("host:");
+    EXPECT_NE(parse_error("host:0").find("port"), std::string::npos);
+    parse_error("host:65536");
+    parse_error("host:70x");
+    parse_error("host:-1");
+    EXPECT_NE(parse_error("::1:7001").find("brackets"), std::string::npos);
+    parse_error("[::1");
+    parse_error("[::1]x");
+    parse_error("[]:7001");
+    parse_error("ho st:1");
+    parse_error("host\n:1");
+    parse_error("redis://");
+    parse_error("redis://:@host");
+    parse_error("redis://u:%zz@host");
+    parse_error("redis://u:%4@host");
+    parse_error("redis://host/abc");
+    parse_error("redis://host/-1");
+    parse_error("redis://host/99999999999");
+    EXPECT_NE(parse_error("rediss://host").find("TLS"), std::string::npos);
+    EXPECT_NE(parse_error("http://host").find("scheme"), std::string::npos);
+    parse_error("unix://relative/path");
+    parse_error("unix:///tmp/a.sock?db");
+    parse_error("unix:///tmp/a.sock?color=blue");
+    parse_error("host/name:1");
+}
+
+TEST(node_address, same_server_ignores_credentials_db_and_case) {
+    EXPECT_TRUE(parse_ok("Redis-A:7001").same_server(parse_ok("redis://u:p@redis-a:7001/4")));
+    EXPECT_FALSE(parse_ok("redis-a:7001").same_server(parse_ok("redis-a:7002")));
+    EXPECT_TRUE(parse_ok("/tmp/a.sock").same_server(parse_ok("unix:///tmp/a.sock?db=1")));
+    EXPECT_FALSE(parse_ok("/tmp/a.sock").same_server(parse_ok("localhost:6379")));
+}
+
+} // namespace
