@@ -2,11 +2,11 @@
 // five-node topology) and prints how every node voted at each step.
 #include <redlock/redlock.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/as_tuple.hpp>
 
 #include <cstdlib>
 #include <iostream>
@@ -39,8 +39,8 @@ void print_votes(const std::string& step, std::error_code ec,
                               : vote.outcome == redlock::node_outcome::refused ? "refused"
                               : vote.outcome == redlock::node_outcome::failed  ? "failed"
                                                                                : "pending";
-        std::cout << "  " << nodes[vote.node] << "  " << outcome << "  "
-                  << vote.latency.count() << " us";
+        std::cout << "  " << nodes[vote.node] << "  " << outcome << "  " << vote.latency.count()
+                  << " us";
         if (vote.error) {
             std::cout << "  " << vote.error.message();
         }
@@ -62,8 +62,8 @@ asio::awaitable<int> run(redlock::client& client, std::vector<std::string> nodes
         std::cerr << acquired.message << "\n";
         co_return 1;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        acquired.lock.remaining());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(acquired.lock.remaining());
     std::cout << "  token " << acquired.lock.token() << ", valid for " << left.count() << " ms\n";
 
     auto [extend_ec, extended] = co_await client.async_extend(acquired.lock, 10s, token);

@@ -30,7 +30,9 @@ void acquire_op::start() {
     act(fsm_.start(clock::now()));
 }
 
-void acquire_op::cancel() { act(fsm_.on_cancel(clock::now())); }
+void acquire_op::cancel() {
+    act(fsm_.on_cancel(clock::now()));
+}
 
 void acquire_op::act(const acquire_action& action) {
     switch (action.what) {
@@ -107,10 +109,9 @@ void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
         // this SET on the same connection; after a success the lock simply holds here too,
         // and release reaches every node.
         if (c.outcome == node_outcome::granted) {
-            impl_->log(log_level::debug, "late SET OK from " +
-                                             impl_->node(tag.node).address().display() +
-                                             " for " + key_ + " (attempt " +
-                                             std::to_string(tag.attempt) + ")");
+            impl_->log(log_level::debug,
+                       "late SET OK from " + impl_->node(tag.node).address().display() + " for " +
+                           key_ + " (attempt " + std::to_string(tag.attempt) + ")");
         }
         return;
     }
@@ -143,7 +144,8 @@ void acquire_op::finish(std::error_code error) {
     if (!error) {
         result.lock = lock(key_, token_, fsm_.valid_until(), options_);
     } else {
-        result.message = error.message() + ": " + summary(fsm_.votes().granted(), "held by another token");
+        result.message =
+            error.message() + ": " + summary(fsm_.votes().granted(), "held by another token");
     }
     result.votes = take_votes();
     completion_.complete(error, std::move(result));

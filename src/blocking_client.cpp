@@ -30,16 +30,15 @@ struct blocking_client::state {
         }
         std::promise<std::pair<std::error_code, Result>> promise;
         auto future = promise.get_future();
-        start([&promise](std::error_code e, Result r) {
-            promise.set_value({e, std::move(r)});
-        });
+        start([&promise](std::error_code e, Result r) { promise.set_value({e, std::move(r)}); });
         auto [error, result] = future.get();
         ec = error;
         return std::move(result);
     }
 };
 
-blocking_client::blocking_client(client_config config) : state_(std::make_unique<state>()) {
+blocking_client::blocking_client(client_config config)
+    : state_(std::make_unique<state>()) {
     state_->coordinator.emplace(state_->io.get_executor(), std::move(config));
     state_->thread = std::thread([s = state_.get()] { s->io.run(); });
 }
@@ -76,9 +75,8 @@ extend_result blocking_client::extend(const lock& held, std::error_code& ec) {
 }
 
 release_result blocking_client::release(const lock& held, std::error_code& ec) {
-    return state_->wait<release_result>(ec, [&](auto handler) {
-        state_->coordinator->async_release(held, std::move(handler));
-    });
+    return state_->wait<release_result>(
+        ec, [&](auto handler) { state_->coordinator->async_release(held, std::move(handler)); });
 }
 
 std::optional<lock> blocking_client::try_lock(std::string_view key, std::chrono::milliseconds ttl,
@@ -95,6 +93,8 @@ std::optional<lock> blocking_client::try_lock(std::string_view key, std::chrono:
     return std::move(result.lock);
 }
 
-client& blocking_client::async_client() noexcept { return *state_->coordinator; }
+client& blocking_client::async_client() noexcept {
+    return *state_->coordinator;
+}
 
 } // namespace redlock

@@ -52,12 +52,11 @@ template <typename Traits>
 void start_round(const std::shared_ptr<detail::client_impl>& impl, lock held,
                  std::chrono::milliseconds ttl,
                  detail::completion<typename Traits::signature> done) {
-    asio::post(impl->strand(),
-               [impl, held = std::move(held), ttl, done = std::move(done)]() mutable {
-                   std::make_shared<detail::round_op<Traits>>(impl, std::move(held), ttl,
-                                                              std::move(done))
-                       ->start();
-               });
+    asio::post(
+        impl->strand(), [impl, held = std::move(held), ttl, done = std::move(done)]() mutable {
+            std::make_shared<detail::round_op<Traits>>(impl, std::move(held), ttl, std::move(done))
+                ->start();
+        });
 }
 
 } // namespace
@@ -74,9 +73,13 @@ client::~client() {
     }
 }
 
-std::size_t client::node_count() const noexcept { return impl_->node_count(); }
+std::size_t client::node_count() const noexcept {
+    return impl_->node_count();
+}
 
-std::size_t client::quorum() const noexcept { return impl_->node_count() / 2 + 1; }
+std::size_t client::quorum() const noexcept {
+    return impl_->node_count() / 2 + 1;
+}
 
 void client::start_acquire(std::string key, lock_options options,
                            asio::any_completion_handler<acquire_signature> handler) {

@@ -18,8 +18,8 @@ client_impl::client_impl(const boost::asio::any_io_executor& executor, client_co
     , jitter_(jitter_seed(tokens_)) {
     nodes_.reserve(addresses.size());
     for (std::size_t i = 0; i < addresses.size(); ++i) {
-        nodes_.push_back(std::make_unique<node_connection>(strand_, i, std::move(addresses[i]),
-                                                           config_));
+        nodes_.push_back(
+            std::make_unique<node_connection>(strand_, i, std::move(addresses[i]), config_));
     }
 }
 

@@ -43,7 +43,8 @@ classified classify_set_reply(const node_reply& r) {
     if (handled) {
         return c;
     }
-    if (r.reply->type == REDIS_REPLY_STATUS && std::string_view(r.reply->str, r.reply->len) == "OK") {
+    if (r.reply->type == REDIS_REPLY_STATUS &&
+        std::string_view(r.reply->str, r.reply->len) == "OK") {
         return {node_outcome::granted, {}, false};
     }
     if (r.reply->type == REDIS_REPLY_NIL) {

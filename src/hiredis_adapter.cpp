@@ -70,8 +70,7 @@ void hiredis_adapter::start_read() {
                                redisAsyncHandleRead(self->context_);
                                // Our waits are one-shot where hiredis expects level-triggered
                                // events (a connect still in progress asks for nothing new).
-                               if (self->context_ && self->read_wanted_ &&
-                                   !self->read_in_flight_) {
+                               if (self->context_ && self->read_wanted_ && !self->read_in_flight_) {
                                    self->start_read();
                                }
                            });

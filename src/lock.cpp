@@ -4,8 +4,7 @@
 
 namespace redlock {
 
-lock::lock(std::string key, std::string token, clock::time_point valid_until,
-           lock_options options)
+lock::lock(std::string key, std::string token, clock::time_point valid_until, lock_options options)
     : key_(std::move(key))
     , token_(std::move(token))
     , valid_until_(valid_until)

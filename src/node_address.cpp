@@ -102,8 +102,9 @@ void parse_host_port(std::string_view text, node_address& out) {
         throw parse_failure{"empty host"};
     }
     for (char c : host) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        c == '.' || c == '-' || c == '_' || c == ':' || c == '%';
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' || c == ':' ||
+                        c == '%';
         if (!ok) {
             throw parse_failure{"invalid character '" + std::string(1, c) + "' in host"};
         }

@@ -5,8 +5,8 @@
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
-#include <utility>
 #include <string>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -119,10 +119,9 @@ void node_connection::release_held_back() {
 }
 
 bool node_connection::connect() {
-    redisAsyncContext* context =
-        address_.kind == node_address::transport::unix_socket
-            ? redisAsyncConnectUnix(address_.path.c_str())
-            : redisAsyncConnect(address_.host.c_str(), address_.port);
+    redisAsyncContext* context = address_.kind == node_address::transport::unix_socket
+                                     ? redisAsyncConnectUnix(address_.path.c_str())
+                                     : redisAsyncConnect(address_.host.c_str(), address_.port);
     if (!context) {
         closed("out of memory creating connection");
         return false;
@@ -149,8 +148,8 @@ bool node_connection::connect() {
         if (ec || context_ != context || state_ != state::connecting) {
             return;
         }
-        last_error_ = "connect timed out after " +
-                      std::to_string(config_.connect_timeout.count()) + " ms";
+        last_error_ =
+            "connect timed out after " + std::to_string(config_.connect_timeout.count()) + " ms";
         // Freeing runs every pending callback with a null reply, then cleanup.
         redisAsyncContext* doomed = context_;
         closed(last_error_);
@@ -223,8 +222,9 @@ void node_connection::on_reply(redisReply* reply) {
             last_error_ = context_->errstr;
         }
         const errc why = state_ == state::shut_down ? errc::cancelled : errc::connection_failed;
-        p.target->on_reply(p.tag, node_reply{make_error_code(why), nullptr,
-                                             last_error_.empty() ? "connection lost" : last_error_});
+        p.target->on_reply(p.tag,
+                           node_reply{make_error_code(why), nullptr,
+                                      last_error_.empty() ? "connection lost" : last_error_});
         return;
     }
     std::string_view message;

@@ -12,7 +12,9 @@ operation::operation(std::shared_ptr<client_impl> impl)
     impl_->register_operation(this);
 }
 
-operation::~operation() { impl_->unregister_operation(this); }
+operation::~operation() {
+    impl_->unregister_operation(this);
+}
 
 void operation::arm_timer(clock::time_point at) {
     timer_.expires_at(at);

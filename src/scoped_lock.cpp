@@ -4,8 +4,8 @@
 
 namespace redlock {
 
-scoped_lock::scoped_lock(blocking_client& client, std::string_view key,
-                         const lock_options& options, std::error_code& ec) {
+scoped_lock::scoped_lock(blocking_client& client, std::string_view key, const lock_options& options,
+                         std::error_code& ec) {
     auto result = client.acquire(key, options, ec);
     if (!ec) {
         client_ = &client;
@@ -17,7 +17,9 @@ scoped_lock::scoped_lock(blocking_client& client, lock held) noexcept
     : client_(&client)
     , held_(std::move(held)) {}
 
-scoped_lock::~scoped_lock() { release_quietly(); }
+scoped_lock::~scoped_lock() {
+    release_quietly();
+}
 
 scoped_lock::scoped_lock(scoped_lock&& other) noexcept
     : client_(std::exchange(other.client_, nullptr))

@@ -2,7 +2,8 @@
 
 namespace redlock::detail {
 
-tally::tally(std::size_t nodes) : votes_(nodes) {}
+tally::tally(std::size_t nodes)
+    : votes_(nodes) {}
 
 bool tally::record(std::size_t node, node_outcome outcome) {
     auto& slot = votes_.at(node);

@@ -60,8 +60,7 @@ public:
     /// compare-and-delete goes to every node that may hold the key), then the operation
     /// completes with errc::cancelled, even if a quorum had just been reached.
     template <typename CompletionToken>
-    auto async_acquire(std::string_view key, const lock_options& options,
-                       CompletionToken&& token) {
+    auto async_acquire(std::string_view key, const lock_options& options, CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, acquire_signature>(
             [this](auto handler, std::string key, lock_options options) {
                 start_acquire(std::move(key), std::move(options), std::move(handler));

@@ -17,8 +17,7 @@ public:
     using clock = std::chrono::steady_clock;
 
     lock() = default;
-    lock(std::string key, std::string token, clock::time_point valid_until,
-         lock_options options);
+    lock(std::string key, std::string token, clock::time_point valid_until, lock_options options);
 
     /// False for a default-constructed lock or the lock slot of a failed acquire.
     bool held() const noexcept { return !token_.empty(); }

@@ -13,7 +13,7 @@ struct node_address {
     enum class transport { tcp, unix_socket };
 
     transport kind = transport::tcp;
-    std::string host;     ///< tcp: host name, IPv4 or IPv6 literal (without brackets)
+    std::string host; ///< tcp: host name, IPv4 or IPv6 literal (without brackets)
     std::uint16_t port = 6379;
     std::string path;     ///< unix_socket: path of the socket
     std::string user;     ///< ACL user; empty means the default user

@@ -205,11 +205,10 @@ TEST_F(nodes_test, cancelling_an_acquire_cleans_up_every_node) {
     const auto start = clock_type::now();
     // The signal is emitted on the client's executor, as cancellation slots require.
     boost::asio::post(io.executor(), [&] {
-        async->async_acquire("cancelled", o,
-                             boost::asio::bind_cancellation_slot(
-                                 cancel.slot(), [&](std::error_code ec, acquire_result) {
-                                     outcome.set_value(ec);
-                                 }));
+        async->async_acquire(
+            "cancelled", o,
+            boost::asio::bind_cancellation_slot(
+                cancel.slot(), [&](std::error_code ec, acquire_result) { outcome.set_value(ec); }));
     });
     std::this_thread::sleep_for(100ms);
     boost::asio::post(io.executor(),

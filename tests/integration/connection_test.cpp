@@ -86,14 +86,14 @@ TEST_F(nodes_test, auth_with_acl_user_and_select_on_connect) {
 }
 
 TEST_F(nodes_test, unix_socket_node) {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("redlock-unix-" + std::to_string(::getpid()));
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("redlock-unix-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto sock = (dir / "redis.sock").string();
     const auto pidfile = (dir / "redis.pid").string();
     const std::string start = "redis-server --port 0 --unixsocket " + sock +
-                              " --daemonize yes --save '' --pidfile " + pidfile +
-                              " --logfile " + (dir / "log").string() + " --dir " + dir.string();
+                              " --daemonize yes --save '' --pidfile " + pidfile + " --logfile " +
+                              (dir / "log").string() + " --dir " + dir.string();
     ASSERT_EQ(std::system(start.c_str()), 0);
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(sock); }));
 

@@ -52,7 +52,8 @@ using clock_type = std::chrono::steady_clock;
 /// drains by itself, which also proves that a client's shutdown leaves no work behind.
 class io_thread {
 public:
-    io_thread() : thread_([this] { io_.run(); }) {}
+    io_thread()
+        : thread_([this] { io_.run(); }) {}
     ~io_thread() {
         guard_.reset();
         thread_.join();

@@ -25,17 +25,27 @@ void topology::script(const std::string& args) {
     }
 }
 
-void topology::stop(int node) { script("stop " + std::to_string(node)); }
-void topology::kill(int node) { script("kill " + std::to_string(node)); }
-void topology::pause(int node) { script("pause " + std::to_string(node)); }
-void topology::resume(int node) { script("resume " + std::to_string(node)); }
-void topology::restart(int node) { script("restart " + std::to_string(node)); }
+void topology::stop(int node) {
+    script("stop " + std::to_string(node));
+}
+void topology::kill(int node) {
+    script("kill " + std::to_string(node));
+}
+void topology::pause(int node) {
+    script("pause " + std::to_string(node));
+}
+void topology::resume(int node) {
+    script("resume " + std::to_string(node));
+}
+void topology::restart(int node) {
+    script("restart " + std::to_string(node));
+}
 
 void topology::restore() {
     for (int node = 1; node <= static_cast<int>(size()); ++node) {
         // Resume first: a paused node counts as running for the script.
-        const std::string command = std::string("bash ") + REDLOCK_LOCAL_NODES_SCRIPT +
-                                    " resume " + std::to_string(node) + " 2>/dev/null";
+        const std::string command = std::string("bash ") + REDLOCK_LOCAL_NODES_SCRIPT + " resume " +
+                                    std::to_string(node) + " 2>/dev/null";
         (void)std::system(command.c_str());
     }
     script("up >/dev/null");
@@ -44,7 +54,8 @@ void topology::restore() {
     }
 }
 
-inspector::inspector(int node) : node_(node) {
+inspector::inspector(int node)
+    : node_(node) {
     const auto address = topology::addresses().at(static_cast<std::size_t>(node - 1));
     const auto colon = address.rfind(':');
     const std::string host = address.substr(0, colon);
@@ -60,7 +71,9 @@ inspector::inspector(int node) : node_(node) {
     redisSetTimeout(context_, timeout);
 }
 
-inspector::~inspector() { redisFree(context_); }
+inspector::~inspector() {
+    redisFree(context_);
+}
 
 std::string inspector::run(const std::vector<std::string>& args) {
     std::vector<const char*> argv;
@@ -115,9 +128,13 @@ std::optional<std::string> inspector::get(const std::string& key, int db) {
     return value;
 }
 
-long long inspector::pttl(const std::string& key) { return std::stoll(run({"PTTL", key})); }
+long long inspector::pttl(const std::string& key) {
+    return std::stoll(run({"PTTL", key}));
+}
 
-long long inspector::dbsize() { return std::stoll(run({"DBSIZE"})); }
+long long inspector::dbsize() {
+    return std::stoll(run({"DBSIZE"}));
+}
 
 long long keys_everywhere() {
     long long total = 0;

@@ -63,16 +63,15 @@ TEST(client_arguments, bad_acquire_input_completes_with_invalid_argument_never_i
 
     int completed = 0;
     for (auto& c : cases) {
-        client.async_acquire(c.key, c.options,
-                             [&, mentions = c.mentions](std::error_code ec,
-                                                        redlock::acquire_result r) {
-                                 ++completed;
-                                 EXPECT_EQ(ec, redlock::errc::invalid_argument);
-                                 EXPECT_NE(r.message.find(mentions), std::string::npos)
-                                     << r.message;
-                                 EXPECT_FALSE(r.lock.held());
-                                 EXPECT_EQ(r.attempts, 0u) << "nothing was sent";
-                             });
+        client.async_acquire(
+            c.key, c.options,
+            [&, mentions = c.mentions](std::error_code ec, redlock::acquire_result r) {
+                ++completed;
+                EXPECT_EQ(ec, redlock::errc::invalid_argument);
+                EXPECT_NE(r.message.find(mentions), std::string::npos) << r.message;
+                EXPECT_FALSE(r.lock.held());
+                EXPECT_EQ(r.attempts, 0u) << "nothing was sent";
+            });
     }
     EXPECT_EQ(completed, 0) << "handlers must not run inside the initiating function";
     io.run();

@@ -16,7 +16,8 @@ struct fake_reply {
     redisReply reply{};
     std::string text;
 
-    fake_reply(int type, std::string s = {}, long long integer = 0) : text(std::move(s)) {
+    fake_reply(int type, std::string s = {}, long long integer = 0)
+        : text(std::move(s)) {
         reply.type = type;
         reply.str = text.data();
         reply.len = text.size();

@@ -70,10 +70,8 @@ TEST(validate, drift_factor_node_timeout_and_retry) {
     EXPECT_NE(check([](auto& o) { o.clock_drift_factor = -0.1; }), "");
     EXPECT_NE(check([](auto& o) { o.clock_drift_factor = 1.0; }), "");
     EXPECT_NE(check([](auto& o) { o.clock_drift_factor = std::nan(""); }), "");
-    EXPECT_NE(check([](auto& o) {
-                  o.clock_drift_factor = std::numeric_limits<double>::infinity();
-              }),
-              "");
+    EXPECT_NE(
+        check([](auto& o) { o.clock_drift_factor = std::numeric_limits<double>::infinity(); }), "");
     EXPECT_NE(check([](auto& o) { o.drift_allowance = -1ms; }), "");
     EXPECT_NE(check([](auto& o) { o.min_validity = -1ms; }), "");
     EXPECT_NE(check([](auto& o) { o.node_timeout = 0ms; }), "");

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what the build and tests need from Debian 12 packages (only what is missing),
+# then configures and builds into ${BUILD_DIR:-build}.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+
+packages=(build-essential cmake pkg-config libboost1.81-dev libhiredis-dev libgtest-dev
+          libbenchmark-dev redis-server redis-tools)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=(); [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
+  -DREDLOCK_WARNINGS_AS_ERRORS=ON ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j"$(nproc)"

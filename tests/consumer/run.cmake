@@ -1,0 +1,27 @@
+# Builds and runs tests/consumer. Inputs: MODE (package|subdirectory), SOURCE_DIR (redlock),
+# BUILD_DIR (redlock's build tree, for package mode), WORK (scratch), BUILD_TYPE.
+file(REMOVE_RECURSE ${WORK})
+set(args -S ${SOURCE_DIR}/tests/consumer -B ${WORK}/build -DREDLOCK_CONSUMER_MODE=${MODE}
+         -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
+if(MODE STREQUAL "package")
+    execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK}/prefix
+                    RESULT_VARIABLE rc OUTPUT_QUIET)
+    if(rc)
+        message(FATAL_ERROR "install failed")
+    endif()
+    list(APPEND args -DCMAKE_PREFIX_PATH=${WORK}/prefix)
+else()
+    list(APPEND args -DREDLOCK_SOURCE_DIR=${SOURCE_DIR})
+endif()
+foreach(step IN ITEMS configure build run)
+    if(step STREQUAL "configure")
+        execute_process(COMMAND ${CMAKE_COMMAND} ${args} RESULT_VARIABLE rc)
+    elseif(step STREQUAL "build")
+        execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK}/build -j2 RESULT_VARIABLE rc)
+    else()
+        execute_process(COMMAND ${WORK}/build/consumer RESULT_VARIABLE rc)
+    endif()
+    if(rc)
+        message(FATAL_ERROR "consumer (${MODE}): ${step} failed")
+    endif()
+endforeach()
