@@ -6,7 +6,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 packages=(build-essential cmake pkg-config libboost1.81-dev libhiredis-dev libgtest-dev
-          libbenchmark-dev redis-server redis-tools)
+          libbenchmark-dev redis-server redis-tools clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

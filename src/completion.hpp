@@ -70,9 +70,10 @@ private:
         if (later) {
             // A type-erased completion executor cannot promise blocking.never itself: hop
             // through the client's executor, which can.
-            boost::asio::post(fallback_, [work, invoke = std::move(invoke)]() mutable {
-                boost::asio::dispatch(work, std::move(invoke));
-            });
+            boost::asio::post(fallback_,
+                              [work = std::move(work), invoke = std::move(invoke)]() mutable {
+                                  boost::asio::dispatch(work, std::move(invoke));
+                              });
         } else {
             boost::asio::dispatch(work, std::move(invoke));
         }

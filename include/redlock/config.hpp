@@ -20,6 +20,17 @@ enum class log_level { debug, info, warning, error };
 /// Receives the library's log lines. Called on the client's executor; must not block.
 using logger = std::function<void(log_level, std::string_view message)>;
 
+/// Restart quarantine: a node that restarted without persistence forgot the locks it held,
+/// so its votes must not count until every lock it could have held has expired.
+struct quarantine_options {
+    /// On by default; turning it off re-opens the classic Redlock double grant after a
+    /// node restart (docs/safety.md).
+    bool enabled = true;
+    /// The largest TTL any client of these nodes uses. The quarantine lasts this (or the
+    /// largest TTL this client has used, if larger) plus its drift, from the restart.
+    std::chrono::milliseconds assumed_max_ttl{0};
+};
+
 /// How a client reaches its nodes. Defaults suit masters on a local network.
 struct client_config {
     /// Addresses of the independent masters (see parse_node_address). At least one, no
@@ -36,6 +47,21 @@ struct client_config {
     std::size_t max_in_flight_per_node = 65536;
     /// Optional; nothing is logged when empty.
     logger log;
+    quarantine_options quarantine;
+};
+
+/// How a watchdog keeps a lock alive.
+struct renewal_options {
+    /// Time between renewals, scheduled from the remaining validity (the next renewal is due
+    /// when `ttl - interval` of validity is left). Zero means ttl / 3.
+    std::chrono::milliseconds interval{0};
+    /// After a failed renewal, the next try comes this much later (never past the validity
+    /// deadline). Zero means interval / 5.
+    std::chrono::milliseconds retry_delay{0};
+    /// Off by default. When on, a renewal also re-creates the key with SET NX PX on nodes
+    /// that lost it (restarted empty, evicted), but only while the lock is still valid
+    /// locally; it never touches a key that holds another token.
+    bool recreate_missing = false;
 };
 
 /// How acquire retries after a failed attempt. At least one of max_attempts and
