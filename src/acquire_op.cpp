@@ -27,6 +27,7 @@ void acquire_op::start() {
             }
         });
     });
+    impl_->note_ttl(options_.ttl);
     act(fsm_.start(clock::now()));
 }
 
@@ -115,8 +116,10 @@ void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
         }
         return;
     }
-    record_vote(tag.node, c, reply, now);
-    act(fsm_.on_set_reply(tag.attempt, tag.node, c.outcome, now));
+    std::string message(reply.message);
+    const auto counted = apply_quarantine(tag.node, c, now, message);
+    record_vote(tag.node, counted, message, now);
+    act(fsm_.on_set_reply(tag.attempt, tag.node, counted.outcome, now));
 }
 
 void acquire_op::on_cleanup_reply(reply_tag tag, const node_reply& reply) {

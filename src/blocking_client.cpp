@@ -4,6 +4,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <future>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -91,6 +92,52 @@ std::optional<lock> blocking_client::try_lock(std::string_view key, std::chrono:
         return std::nullopt;
     }
     return std::move(result.lock);
+}
+
+std::error_code blocking_client::run_locked(
+    std::string_view key, const lock_options& options, const renewal_options& renewal,
+    const std::function<void(const watchdog&, std::stop_token)>& work, std::string& message) {
+    std::error_code ec;
+    auto acquired = acquire(key, options, ec);
+    if (ec) {
+        message = std::move(acquired.message);
+        return ec;
+    }
+    std::stop_source stop;
+    std::error_code loss_reason; // written before stop is requested, read after
+    std::mutex loss_mutex;
+    watchdog dog(*state_->coordinator, acquired.lock, renewal, [&](std::error_code why) {
+        {
+            std::lock_guard guard(loss_mutex);
+            loss_reason = why;
+        }
+        stop.request_stop();
+    });
+    std::exception_ptr failure;
+    try {
+        work(dog, stop.get_token());
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    // After this no renewal is in flight, and the loss handler will not run again.
+    std::promise<void> stopped;
+    dog.async_stop([&stopped] { stopped.set_value(); });
+    stopped.get_future().wait();
+    std::error_code release_error;
+    auto released = release(dog.current(), release_error);
+    if (dog.lost()) {
+        std::lock_guard guard(loss_mutex);
+        message = "the lock could no longer be trusted while the work ran";
+        return loss_reason ? loss_reason : make_error_code(errc::lock_lost);
+    }
+    if (failure) {
+        std::rethrow_exception(failure);
+    }
+    if (release_error == errc::lock_lost) {
+        message = std::move(released.message);
+        return release_error;
+    }
+    return {};
 }
 
 client& blocking_client::async_client() noexcept {

@@ -2,6 +2,8 @@
 
 #include <boost/asio/strand.hpp>
 
+#include <algorithm>
+
 namespace redlock::detail {
 
 namespace {
@@ -27,6 +29,26 @@ void client_impl::log(log_level level, const std::string& message) const {
     if (config_.log) {
         config_.log(level, message);
     }
+}
+
+void client_impl::note_ttl(std::chrono::milliseconds ttl) noexcept {
+    largest_ttl_ = std::max(largest_ttl_, ttl);
+}
+
+std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_t node,
+                                                                     clock::time_point now) const {
+    const auto& q = config_.quarantine;
+    const auto started = nodes_[node]->started_at();
+    if (!q.enabled || !started) {
+        return std::nullopt;
+    }
+    lock_options longest;
+    longest.ttl = std::max(q.assumed_max_ttl, largest_ttl_);
+    const auto until = *started + longest.ttl + drift(longest);
+    if (now >= until) {
+        return std::nullopt;
+    }
+    return std::chrono::ceil<std::chrono::milliseconds>(until - now);
 }
 
 void client_impl::shutdown() {

@@ -3,6 +3,7 @@
 
 #include "node_connection.hpp"
 #include "token.hpp"
+#include "validity.hpp"
 
 #include "redlock/config.hpp"
 #include "redlock/node_address.hpp"
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_set>
@@ -41,6 +43,12 @@ public:
     std::uint64_t next_random() { return jitter_(); }
     void log(log_level level, const std::string& message) const;
 
+    /// Acquires report their ttl here: the quarantine covers the largest one in use.
+    void note_ttl(std::chrono::milliseconds ttl) noexcept;
+    /// Whether `node`'s votes must not count now, and for how much longer.
+    std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,
+                                                             clock::time_point now) const;
+
     bool shut_down() const noexcept { return shut_down_; }
     /// Cancels every live operation and closes every connection.
     void shutdown();
@@ -55,6 +63,7 @@ private:
     token_source tokens_;
     std::mt19937_64 jitter_;
     std::unordered_set<cancellable*> live_;
+    std::chrono::milliseconds largest_ttl_{0};
     bool shut_down_ = false;
 };
 

@@ -23,9 +23,10 @@ struct command {
 /// SET key token NX PX ttl. `ttl_text` holds the decimal ttl in milliseconds.
 command set_nx_px(std::string_view key, std::string_view token, std::string_view ttl_text);
 
-/// EVALSHA (or EVAL when `as_eval`) of `s` with KEYS[1] = key and ARGV = token[, extra].
+/// EVALSHA (or EVAL when `as_eval`) of `s` with KEYS[1] = key and
+/// ARGV = token[, first[, second]] (empty extras are left out).
 command script_call(const script& s, bool as_eval, std::string_view key, std::string_view token,
-                    std::string_view extra = {});
+                    std::string_view first = {}, std::string_view second = {});
 
 /// How a node answered, as a vote; `noscript` asks for the EVAL fallback.
 struct classified {

@@ -33,6 +33,8 @@ public:
             return "node sent an unexpected reply";
         case errc::node_backlogged:
             return "too many commands in flight to node";
+        case errc::node_quarantined:
+            return "node restarted recently; its vote does not count yet";
         }
         return "unknown redlock error";
     }

@@ -13,6 +13,7 @@ struct extend_traits {
     using signature = client::extend_signature;
     using fsm = extend_fsm;
     static constexpr bool sends_ttl = true;
+    static constexpr bool quarantine_applies = true;
     static constexpr std::string_view refusal = "token not found (expired or taken over)";
 
     static const script& to_run() { return extend_script; }
@@ -43,6 +44,8 @@ struct release_traits {
     using signature = client::release_signature;
     using fsm = release_fsm;
     static constexpr bool sends_ttl = false;
+    /// Deleting our token is right everywhere, restarted or not.
+    static constexpr bool quarantine_applies = false;
     static constexpr std::string_view refusal = "token not found (expired or taken over)";
 
     static const script& to_run() { return release_script; }

@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <string>
 #include <utility>
 
@@ -15,6 +16,20 @@ namespace asio = boost::asio;
 namespace {
 constexpr std::uint64_t handshake_auth = 1;
 constexpr std::uint64_t handshake_select = 2;
+constexpr std::uint64_t handshake_info = 3;
+
+/// The value of `field:` in an INFO reply, or empty.
+std::string_view info_field(std::string_view info, std::string_view field) {
+    for (std::size_t at = 0; at < info.size();) {
+        const auto end = std::min(info.find("\r\n", at), info.size());
+        const auto line = info.substr(at, end - at);
+        if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
+            return line.substr(field.size() + 1);
+        }
+        at = end + 2;
+    }
+    return {};
+}
 } // namespace
 
 node_connection::node_connection(asio::any_io_executor strand, std::size_t index,
@@ -177,6 +192,34 @@ void node_connection::queue_handshake() {
         pending_.push_back({nullptr, handshake_select});
         ++handshake_outstanding_;
     }
+    // For the restart quarantine. Its reply precedes every vote on this connection, but
+    // nothing waits for it: it gates no command, only how votes are counted.
+    if (config_.quarantine.enabled) {
+        redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "INFO server");
+        pending_.push_back({nullptr, handshake_info});
+    }
+}
+
+void node_connection::on_server_info(const redisReply* reply) {
+    if (reply->type != REDIS_REPLY_STRING) {
+        log(log_level::warning, "INFO server refused (" + std::string(reply->str, reply->len) +
+                                    "): restarts of this node cannot be detected");
+        return;
+    }
+    const std::string_view info(reply->str, reply->len);
+    const auto run_id = info_field(info, "run_id");
+    long long uptime = 0;
+    const auto uptime_text = info_field(info, "uptime_in_seconds");
+    std::from_chars(uptime_text.data(), uptime_text.data() + uptime_text.size(), uptime);
+    const auto now = std::chrono::steady_clock::now();
+    if (!run_id_.empty() && run_id != run_id_) {
+        started_at_ = now;
+        log(log_level::warning, "restarted (run_id changed): quarantined");
+    } else {
+        // Whole seconds, rounded down: the restart is placed no earlier than it happened.
+        started_at_ = now - std::chrono::seconds(uptime);
+    }
+    run_id_ = std::string(run_id);
 }
 
 void node_connection::on_connect_thunk(const redisAsyncContext* context, int status) {
@@ -237,6 +280,10 @@ void node_connection::on_reply(redisReply* reply) {
 void node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t step) {
     if (!reply || !context_) {
         return; // the connection died: closed() fails what was held back
+    }
+    if (step == handshake_info) {
+        on_server_info(reply);
+        return;
     }
     if (reply->type != REDIS_REPLY_ERROR) {
         if (--handshake_outstanding_ == 0) {

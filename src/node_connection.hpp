@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ public:
     void send(const command& cmd, const std::shared_ptr<reply_target>& target, std::uint64_t tag);
     /// Fails every pending command with errc::cancelled and refuses new ones.
     void shutdown();
+
+    /// When the server was last (re)started, as far as INFO server told us on connect;
+    /// empty until known. A changed run_id counts as a restart at the moment it was seen.
+    std::optional<std::chrono::steady_clock::time_point> started_at() const noexcept {
+        return started_at_;
+    }
 
     std::size_t index() const noexcept { return index_; }
     const node_address& address() const noexcept { return address_; }
@@ -68,6 +75,7 @@ private:
     void queue_handshake();
     void on_reply(redisReply* reply);
     void on_handshake_reply(const redisReply* reply, std::uint64_t step);
+    void on_server_info(const redisReply* reply);
     /// The context is gone or going: no sends on it from now on.
     void closed(std::string why);
     void fail_later(const std::shared_ptr<reply_target>& target, std::uint64_t tag, errc error,
@@ -90,6 +98,8 @@ private:
     std::size_t handshake_outstanding_ = 0;
     std::string last_error_;
     unsigned consecutive_failures_ = 0;
+    std::string run_id_;
+    std::optional<std::chrono::steady_clock::time_point> started_at_;
     bool destroying_ = false;
     boost::asio::steady_timer connect_timer_;
     boost::asio::steady_timer backoff_timer_;

@@ -34,7 +34,7 @@ void operation::begin_round(clock::time_point now) {
     }
 }
 
-void operation::record_vote(std::size_t node, const classified& c, const node_reply& reply,
+void operation::record_vote(std::size_t node, const classified& c, std::string_view message,
                             clock::time_point now) {
     if (answered_[node]) {
         return;
@@ -43,8 +43,22 @@ void operation::record_vote(std::size_t node, const classified& c, const node_re
     auto& vote = votes_[node];
     vote.outcome = c.outcome;
     vote.error = c.error;
-    vote.server_message = std::string(reply.message);
+    vote.server_message = std::string(message);
     vote.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - round_start_);
+}
+
+classified operation::apply_quarantine(std::size_t node, classified c, clock::time_point now,
+                                       std::string& message) const {
+    if (c.outcome != node_outcome::granted) {
+        return c;
+    }
+    const auto left = impl_->quarantine_left(node, now);
+    if (!left) {
+        return c;
+    }
+    message = "restarted recently; its votes count again in " + std::to_string(left->count()) +
+              " ms";
+    return {node_outcome::failed, make_error_code(errc::node_quarantined), false};
 }
 
 void operation::record_timeouts(clock::time_point now) {

@@ -52,9 +52,13 @@ protected:
 
     /// Starts a new round of votes, all sent now.
     void begin_round(clock::time_point now);
-    /// Fills the vote of `node` from its reply; a node's first vote of a round counts.
-    void record_vote(std::size_t node, const classified& c, const node_reply& reply,
+    /// Fills the vote of `node`; a node's first vote of a round counts.
+    void record_vote(std::size_t node, const classified& c, std::string_view message,
                      clock::time_point now);
+    /// A grant from a quarantined node becomes a failure (errc::node_quarantined), with
+    /// `message` saying for how long; anything else passes unchanged.
+    classified apply_quarantine(std::size_t node, classified c, clock::time_point now,
+                                std::string& message) const;
     /// Marks every node without a vote as timed out at `now`.
     void record_timeouts(clock::time_point now);
     bool has_vote(std::size_t node) const { return answered_[node]; }

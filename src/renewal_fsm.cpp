@@ -39,7 +39,7 @@ renewal_action renewal_fsm::schedule(clock::time_point at) {
 
 renewal_action renewal_fsm::on_timer(clock::time_point now) {
     if (state_ != state::waiting) {
-        return {renewal_action::kind::wait_until, valid_until_, {}};
+        return {};
     }
     if (now >= valid_until_) {
         return lose();

@@ -12,6 +12,8 @@ namespace redlock::detail {
 
 struct renewal_action {
     enum class kind {
+        /// Nothing to do until the next event.
+        none,
         /// Call on_timer() at `at`.
         wait_until,
         /// Run one extend round now, then call on_extended().
@@ -21,7 +23,7 @@ struct renewal_action {
         /// Renewal is over; nothing more will happen.
         stopped,
     };
-    kind what = kind::wait_until;
+    kind what = kind::none;
     clock::time_point at{};
     std::error_code error;
 };

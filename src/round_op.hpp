@@ -17,11 +17,13 @@ class round_op final : public operation {
 public:
     using signature = typename Traits::signature;
 
+    /// `recreate`: extend only, re-create the key where it is missing (renewal_options).
     round_op(std::shared_ptr<client_impl> impl, lock held, std::chrono::milliseconds ttl,
-             completion<signature> done)
+             completion<signature> done, bool recreate = false)
         : operation(std::move(impl))
         , held_(std::move(held))
         , ttl_(ttl)
+        , recreate_(recreate)
         , ttl_text_(std::to_string(ttl.count()))
         , fsm_(Traits::make_fsm(impl_->node_count(), held_, ttl))
         , completion_(std::move(done)) {}
@@ -55,14 +57,20 @@ public:
         if (completion_.done()) {
             return;
         }
-        record_vote(tag.node, c, reply, now);
-        act(Traits::on_reply(fsm_, tag.node, c.outcome, now));
+        std::string message(reply.message);
+        const auto counted =
+            Traits::quarantine_applies ? apply_quarantine(tag.node, c, now, message) : c;
+        record_vote(tag.node, counted, message, now);
+        act(Traits::on_reply(fsm_, tag.node, counted.outcome, now));
     }
 
 private:
     command call(bool as_eval) const {
-        return script_call(Traits::to_run(), as_eval, held_.key(), held_.token(),
-                           Traits::sends_ttl ? std::string_view(ttl_text_) : std::string_view{});
+        if (!Traits::sends_ttl) {
+            return script_call(Traits::to_run(), as_eval, held_.key(), held_.token());
+        }
+        return script_call(Traits::to_run(), as_eval, held_.key(), held_.token(), ttl_text_,
+                           recreate_ ? "1" : "0");
     }
 
     void on_timer() override {
@@ -106,6 +114,7 @@ private:
 
     lock held_;
     std::chrono::milliseconds ttl_;
+    bool recreate_;
     std::string ttl_text_;
     typename Traits::fsm fsm_;
     completion<signature> completion_;

@@ -4,9 +4,14 @@
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/watchdog.hpp>
+#include <redlock/with_lock.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <stop_token>
+#include <type_traits>
 #include <optional>
 #include <string_view>
 #include <system_error>
@@ -37,10 +42,44 @@ public:
                                  std::chrono::milliseconds wait, unsigned retries,
                                  std::error_code& ec);
 
+    /// Acquires `key`, renews it while `work(const watchdog&, std::stop_token)` runs on the
+    /// calling thread, and always releases. The stop token is requested when the lock can no
+    /// longer be trusted; the work should check it (or register a std::stop_callback) and
+    /// stop touching the protected resource. Returns the work's value, or lock_lost (or
+    /// cancelled on client shutdown) if the lock was lost, or the acquire's error. An
+    /// exception from the work is rethrown after the release, unless the lock was lost.
+    template <typename Work>
+    auto with_lock(std::string_view key, const lock_options& options,
+                   const renewal_options& renewal, Work&& work)
+        -> locked<std::invoke_result_t<Work&, const watchdog&, std::stop_token>> {
+        using value_type = std::invoke_result_t<Work&, const watchdog&, std::stop_token>;
+        locked<value_type> out;
+        if constexpr (std::is_void_v<value_type>) {
+            out.error = run_locked(key, options, renewal, work, out.message);
+        } else {
+            std::optional<value_type> value;
+            out.error = run_locked(
+                key, options, renewal,
+                [&](const watchdog& dog, std::stop_token stop) {
+                    value.emplace(work(dog, std::move(stop)));
+                },
+                out.message);
+            if (!out.error) {
+                out.value = std::move(value);
+            }
+        }
+        return out;
+    }
+
     /// The client underneath, for asynchronous use alongside.
     client& async_client() noexcept;
 
 private:
+    std::error_code run_locked(std::string_view key, const lock_options& options,
+                               const renewal_options& renewal,
+                               const std::function<void(const watchdog&, std::stop_token)>& work,
+                               std::string& message);
+
     struct state;
     std::unique_ptr<state> state_;
 };

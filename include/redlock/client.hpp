@@ -20,6 +20,7 @@ namespace redlock {
 namespace detail {
 class client_impl;
 }
+class watchdog;
 
 /// The asynchronous Redlock coordinator: one connection per node, every command of every
 /// operation pipelined on it, all state confined to a strand of the given executor.
@@ -109,6 +110,8 @@ public:
     }
 
 private:
+    friend class watchdog;
+
     void start_acquire(std::string key, lock_options options,
                        boost::asio::any_completion_handler<acquire_signature> handler);
     void start_extend(lock held, std::chrono::milliseconds ttl,

@@ -35,6 +35,8 @@ enum class errc {
     unexpected_reply,
     /// The node already has too many commands in flight; the command was not sent.
     node_backlogged,
+    /// The node restarted recently and may have forgotten locks: its vote does not count.
+    node_quarantined,
 };
 
 /// The category of every error_code this library produces.

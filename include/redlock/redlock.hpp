@@ -9,5 +9,6 @@
 #include <redlock/node_address.hpp>
 #include <redlock/scoped_lock.hpp>
 #include <redlock/vote.hpp>
+#include <redlock/watchdog.hpp>
 
 #endif

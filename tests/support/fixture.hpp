@@ -27,6 +27,8 @@ protected:
         c.nodes = topology::addresses();
         c.reconnect_delay_initial = std::chrono::milliseconds(20);
         c.reconnect_delay_max = std::chrono::milliseconds(200);
+        // These tests restart nodes all the time; the quarantine tests turn it back on.
+        c.quarantine.enabled = false;
         return c;
     }
 

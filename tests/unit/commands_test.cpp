@@ -53,11 +53,12 @@ TEST(commands, scripts_use_evalsha_with_their_digest_and_eval_as_fallback) {
     EXPECT_EQ(sha.args[2], "1");
     EXPECT_EQ(sha.args[3], "k");
     EXPECT_EQ(sha.args[4], "tok");
-    auto eval = d::script_call(d::extend_script, true, "k", "tok", "500");
-    ASSERT_EQ(eval.count, 6u);
+    auto eval = d::script_call(d::extend_script, true, "k", "tok", "500", "0");
+    ASSERT_EQ(eval.count, 7u);
     EXPECT_EQ(eval.args[0], "EVAL");
     EXPECT_EQ(eval.args[1], d::extend_script.text);
     EXPECT_EQ(eval.args[5], "500");
+    EXPECT_EQ(eval.args[6], "0");
 }
 
 TEST(commands, embedded_scripts_come_from_lua_files) {

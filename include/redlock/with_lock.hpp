@@ -1,0 +1,130 @@
+#ifndef REDLOCK_WITH_LOCK_HPP
+#define REDLOCK_WITH_LOCK_HPP
+
+#include <redlock/client.hpp>
+#include <redlock/config.hpp>
+#include <redlock/error.hpp>
+#include <redlock/watchdog.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+
+namespace redlock {
+
+/// The outcome of work run under a lock: `error` is empty when the lock was held from start
+/// to end and the work finished; `value` holds what the work returned.
+template <typename T>
+struct locked {
+    std::error_code error;
+    std::string message;
+    std::optional<T> value;
+};
+
+template <>
+struct locked<void> {
+    std::error_code error;
+    std::string message;
+};
+
+namespace detail {
+template <typename Awaitable>
+struct awaited;
+template <typename T, typename Executor>
+struct awaited<boost::asio::awaitable<T, Executor>> {
+    using type = T;
+};
+
+struct loss_signal {
+    boost::asio::cancellation_signal signal;
+    std::error_code reason;
+};
+} // namespace detail
+
+/// Acquires `key`, renews it in the background while `work(const watchdog&)` (a coroutine
+/// returning `asio::awaitable<T>`) runs on this coroutine's executor, and always releases.
+///
+/// On loss the work is cancelled through its cancellation slot (terminal): whatever it
+/// awaits completes with operation_aborted. The result's error is then lock_lost (or
+/// cancelled when the client shut down). Acquire failures are returned as they are. An
+/// exception from the work is rethrown after the release, unless the lock was lost. No
+/// renewal can follow the release. With a multi-threaded io_context, call this on a strand.
+template <typename Work>
+auto with_lock(client& owner, std::string key, lock_options options, renewal_options renewal,
+               Work work)
+    -> boost::asio::awaitable<
+        locked<typename detail::awaited<std::invoke_result_t<Work&, const watchdog&>>::type>> {
+    namespace asio = boost::asio;
+    using value_type = typename detail::awaited<std::invoke_result_t<Work&, const watchdog&>>::type;
+    constexpr auto as_tuple = asio::as_tuple(asio::use_awaitable);
+
+    locked<value_type> out;
+    auto [acquire_error, acquired] = co_await owner.async_acquire(key, options, as_tuple);
+    if (acquire_error) {
+        out.error = acquire_error;
+        out.message = std::move(acquired.message);
+        co_return out;
+    }
+
+    auto executor = co_await asio::this_coro::executor;
+    auto loss = std::make_shared<detail::loss_signal>();
+    watchdog dog(owner, acquired.lock, renewal, [executor, loss](std::error_code why) {
+        // Runs on the client's strand; the work's slot belongs to the work's executor.
+        asio::post(executor, [loss, why] {
+            loss->reason = why;
+            loss->signal.emit(asio::cancellation_type::terminal);
+        });
+    });
+
+    std::exception_ptr failure;
+    if constexpr (std::is_void_v<value_type>) {
+        auto [e] = co_await asio::co_spawn(executor, work(dog),
+                                           asio::bind_cancellation_slot(loss->signal.slot(),
+                                                                        as_tuple));
+        failure = e;
+    } else {
+        auto [e, v] = co_await asio::co_spawn(
+            executor, work(dog), asio::bind_cancellation_slot(loss->signal.slot(), as_tuple));
+        failure = e;
+        if (!e) {
+            out.value.emplace(std::move(v));
+        }
+    }
+
+    co_await dog.async_stop(asio::use_awaitable);
+    auto [release_error, released] = co_await owner.async_release(dog.current(), as_tuple);
+    if (dog.lost()) {
+        out.error = loss->reason ? loss->reason : make_error_code(errc::lock_lost);
+        out.message = "the lock could no longer be trusted while the work ran";
+        if constexpr (!std::is_void_v<value_type>) {
+            out.value.reset();
+        }
+        co_return out;
+    }
+    if (failure) {
+        std::rethrow_exception(failure);
+    }
+    if (release_error == errc::lock_lost) {
+        // Renewal never noticed, yet our token was gone by the release: say so.
+        out.error = release_error;
+        out.message = std::move(released.message);
+    }
+    co_return out;
+}
+
+} // namespace redlock
+
+#endif

@@ -1,0 +1,60 @@
+#include "redlock/watchdog.hpp"
+
+#include "renewal_runner.hpp"
+
+#include <boost/asio/post.hpp>
+
+namespace redlock {
+
+namespace asio = boost::asio;
+
+watchdog::watchdog(client& owner, const lock& held, renewal_options options,
+                   loss_handler on_loss)
+    : state_(std::make_shared<detail::watchdog_state>()) {
+    state_->key = held.key();
+    state_->token = held.token();
+    state_->options = held.options();
+    state_->valid_until.store(held.valid_until().time_since_epoch().count());
+    state_->on_loss = std::move(on_loss);
+    state_->impl = owner.impl_;
+    asio::post(state_->impl->strand(), [impl = state_->impl, state = state_, options] {
+        state->runner = std::make_shared<detail::renewal_runner>(impl, state, options);
+        // Hold it here: start() may finish the runner, which drops state->runner.
+        auto runner = state->runner;
+        runner->start();
+    });
+}
+
+watchdog::~watchdog() {
+    try {
+        start_stop(asio::any_completion_handler<void()>([] {}));
+    } catch (...) {
+        // Out of memory: renewal goes on until the lock's deadline, then reports loss.
+    }
+}
+
+void watchdog::start_stop(asio::any_completion_handler<void()> handler) {
+    // The runner is created and dropped on the strand: look it up there.
+    auto state = state_;
+    asio::post(state->impl->strand(), [state, handler = std::move(handler)]() mutable {
+        if (auto runner = state->runner) {
+            runner->stop(std::move(handler));
+        } else {
+            detail::completion<void()>(std::move(handler), state->impl->strand()).complete();
+        }
+    });
+}
+
+watchdog::clock::time_point watchdog::valid_until() const noexcept {
+    return clock::time_point(clock::duration(state_->valid_until.load()));
+}
+
+bool watchdog::lost() const noexcept { return state_->lost.load(); }
+
+std::uint64_t watchdog::renewals() const noexcept { return state_->renewals.load(); }
+
+lock watchdog::current() const {
+    return lock(state_->key, state_->token, valid_until(), state_->options);
+}
+
+} // namespace redlock
