@@ -3,21 +3,21 @@
 #   scripts/sanitize.sh address   # AddressSanitizer + UndefinedBehaviorSanitizer (+ leaks)
 #   scripts/sanitize.sh thread    # ThreadSanitizer
 # Expects the five nodes to be running (scripts/test.sh or compose/local-nodes.sh up).
-# The examples are left out: clang 14 miscompiles their coroutines under these flags
-# ("Cannot represent a difference across sections").
+# -fno-sanitize=function: clang 14 cannot emit that one UBSan check for coroutines (the
+# assembler fails with "Cannot represent a difference across sections"); every other
+# UBSan check stays on.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kind=${1:?usage: sanitize.sh address|thread}
 case $kind in
-  address) flags="-fsanitize=address,undefined -fno-sanitize-recover=all" ;;
+  address) flags="-fsanitize=address,undefined -fno-sanitize=function -fno-sanitize-recover=all" ;;
   thread) flags="-fsanitize=thread" ;;
   *) echo "sanitize.sh: unknown sanitizer '$kind'" >&2; exit 2 ;;
 esac
 command -v clang++-14 >/dev/null || { echo "sanitize.sh: clang++-14 missing (apt-get install clang-14 libclang-rt-14-dev)" >&2; exit 2; }
 build=${SANITIZE_BUILD_DIR:-$root/build-$kind}
 CXX=clang++-14 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS="$flags -fno-omit-frame-pointer" -DREDLOCK_BUILD_EXAMPLES=OFF \
-  -DREDLOCK_WARNINGS_AS_ERRORS=ON >/dev/null
+  -DCMAKE_CXX_FLAGS="$flags -fno-omit-frame-pointer" -DREDLOCK_WARNINGS_AS_ERRORS=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1

@@ -1,0 +1,302 @@
+#include "support/fixture.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <future>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+namespace redlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+/// Records the loss signal: when, and why.
+struct loss_probe {
+    std::mutex mutex;
+    std::optional<std::error_code> reason;
+    clock_type::time_point at{};
+
+    watchdog::loss_handler handler() {
+        return [this](std::error_code why) {
+            std::lock_guard guard(mutex);
+            reason = why;
+            at = clock_type::now();
+        };
+    }
+    std::optional<std::error_code> get() {
+        std::lock_guard guard(mutex);
+        return reason;
+    }
+};
+
+TEST_F(nodes_test, watchdog_keeps_a_lock_alive_past_several_ttls) {
+    blocking_client client(config());
+    std::error_code ec;
+    auto held = client.acquire("renewed", options(300ms), ec);
+    ASSERT_FALSE(ec);
+    loss_probe probe;
+    std::optional<watchdog> dog(std::in_place, client.async_client(), held.lock,
+                                renewal_options{}, probe.handler());
+    std::this_thread::sleep_for(1200ms); // four TTLs
+    EXPECT_FALSE(probe.get().has_value());
+    EXPECT_FALSE(dog->lost());
+    EXPECT_GE(dog->renewals(), 8u) << "every ttl/3";
+    EXPECT_GT(dog->valid_until(), clock_type::now());
+    for (int node = 1; node <= 5; ++node) {
+        inspector look(node);
+        EXPECT_EQ(look.get("renewed"), held.lock.token()) << "node " << node;
+        EXPECT_GT(look.pttl("renewed"), 0);
+    }
+    std::promise<void> stopped;
+    dog->async_stop([&] { stopped.set_value(); });
+    stopped.get_future().wait();
+    auto released = client.release(dog->current(), ec);
+    EXPECT_FALSE(ec) << released.message;
+    EXPECT_EQ(released.released, 5u);
+    dog.reset();
+    std::this_thread::sleep_for(250ms);
+    EXPECT_EQ(keys_everywhere(), 0) << "no renewal after stop recreated anything";
+}
+
+TEST_F(nodes_test, watchdog_reports_loss_when_a_majority_is_paused) {
+    blocking_client client(config());
+    std::error_code ec;
+    auto held = client.acquire("paused-renewal", options(400ms), ec);
+    ASSERT_FALSE(ec);
+    loss_probe probe;
+    watchdog dog(client.async_client(), held.lock, renewal_options{}, probe.handler());
+    std::this_thread::sleep_for(150ms);
+    const auto trusted_until = dog.valid_until();
+    topology::pause(1);
+    topology::pause(2);
+    topology::pause(3);
+    ASSERT_TRUE(eventually([&] { return probe.get().has_value(); }, 3s));
+    EXPECT_EQ(*probe.get(), errc::lock_lost);
+    EXPECT_TRUE(dog.lost());
+    // Told no later than the deadline it last had, give or take scheduling.
+    EXPECT_LT(probe.at, dog.valid_until() + 100ms);
+    EXPECT_GE(dog.valid_until(), trusted_until);
+}
+
+TEST_F(nodes_test, watchdog_reports_loss_when_the_key_was_taken_over_and_never_resurrects_it) {
+    blocking_client client(config());
+    std::error_code ec;
+    auto held = client.acquire("taken", options(600ms), ec);
+    ASSERT_FALSE(ec);
+    ASSERT_TRUE(eventually([] { return keys_everywhere() == 5; }));
+    loss_probe probe;
+    renewal_options renewal;
+    renewal.recreate_missing = true; // even then, another token is never touched
+    watchdog dog(client.async_client(), held.lock, renewal, probe.handler());
+    for (int node = 1; node <= 5; ++node) {
+        inspector(node).run({"SET", "taken", "someone-else", "PX", "10000"});
+    }
+    ASSERT_TRUE(eventually([&] { return probe.get().has_value(); }, 2s));
+    EXPECT_EQ(*probe.get(), errc::lock_lost);
+    for (int node = 1; node <= 5; ++node) {
+        EXPECT_EQ(inspector(node).get("taken"), "someone-else");
+    }
+}
+
+TEST_F(nodes_test, renewal_recreates_a_key_lost_by_a_restart_only_when_asked) {
+    blocking_client client(config());
+    std::error_code ec;
+    auto plain = client.acquire("plain", options(600ms), ec);
+    ASSERT_FALSE(ec);
+    auto healing = client.acquire("healing", options(600ms), ec);
+    ASSERT_FALSE(ec);
+    renewal_options recreate;
+    recreate.recreate_missing = true;
+    watchdog plain_dog(client.async_client(), plain.lock);
+    watchdog healing_dog(client.async_client(), healing.lock, recreate);
+    topology::restart(1); // empty: both keys gone from node 1
+    inspector look(1);
+    EXPECT_TRUE(eventually([&] { return look.get("healing") == healing.lock.token(); }, 3s));
+    EXPECT_FALSE(look.get("plain").has_value()) << "off by default";
+    EXPECT_FALSE(plain_dog.lost()) << "four of five still renew";
+}
+
+TEST_F(nodes_test, client_shutdown_ends_renewal_with_cancelled) {
+    loss_probe probe;
+    std::optional<watchdog> dog;
+    {
+        blocking_client client(config());
+        std::error_code ec;
+        auto held = client.acquire("shutdown", options(5s), ec);
+        ASSERT_FALSE(ec);
+        dog.emplace(client.async_client(), held.lock, renewal_options{}, probe.handler());
+    }
+    ASSERT_TRUE(probe.get().has_value());
+    EXPECT_EQ(*probe.get(), errc::cancelled);
+    EXPECT_TRUE(dog->lost());
+}
+
+TEST_F(nodes_test, with_lock_coroutine_returns_the_value_and_releases) {
+    io_thread io;
+    std::optional<client> async(std::in_place, io.executor(), config());
+    auto run = [&]() -> asio::awaitable<locked<int>> {
+        co_return co_await with_lock(*async, "with", options(300ms), renewal_options{},
+                                     [&](const watchdog& dog) -> asio::awaitable<int> {
+                                         asio::steady_timer wait(
+                                             co_await asio::this_coro::executor, 700ms);
+                                         co_await wait.async_wait(asio::use_awaitable);
+                                         EXPECT_FALSE(dog.lost());
+                                         EXPECT_GE(dog.renewals(), 3u);
+                                         EXPECT_EQ(keys_everywhere(), 5);
+                                         co_return 42;
+                                     });
+    };
+    auto result = asio::co_spawn(io.context(), run(), asio::use_future).get();
+    EXPECT_FALSE(result.error) << result.message;
+    EXPECT_EQ(result.value, 42);
+    EXPECT_EQ(keys_everywhere(), 0);
+    async.reset();
+}
+
+TEST_F(nodes_test, with_lock_coroutine_cancels_the_work_on_loss) {
+    io_thread io;
+    std::optional<client> async(std::in_place, io.executor(), config());
+    std::atomic<bool> work_cancelled{false};
+    auto run = [&]() -> asio::awaitable<locked<void>> {
+        co_return co_await with_lock(
+            *async, "lost-work", options(400ms), renewal_options{},
+            [&](const watchdog&) -> asio::awaitable<void> {
+                topology::pause(1);
+                topology::pause(2);
+                topology::pause(3);
+                asio::steady_timer forever(co_await asio::this_coro::executor, 30s);
+                try {
+                    co_await forever.async_wait(asio::use_awaitable);
+                } catch (const boost::system::system_error& e) {
+                    work_cancelled = e.code() == asio::error::operation_aborted;
+                    throw;
+                }
+            });
+    };
+    const auto start = clock_type::now();
+    auto result = asio::co_spawn(io.context(), run(), asio::use_future).get();
+    EXPECT_EQ(result.error, errc::lock_lost) << result.message;
+    EXPECT_TRUE(work_cancelled);
+    EXPECT_LT(since(start), 5s) << "the work stopped at the loss, not after 30 s";
+    async.reset();
+}
+
+TEST_F(nodes_test, with_lock_coroutine_releases_on_exception_and_rethrows) {
+    io_thread io;
+    std::optional<client> async(std::in_place, io.executor(), config());
+    auto run = [&]() -> asio::awaitable<locked<void>> {
+        co_return co_await with_lock(*async, "throws", options(), renewal_options{},
+                                     [](const watchdog&) -> asio::awaitable<void> {
+                                         throw std::runtime_error("business failure");
+                                         co_return;
+                                     });
+    };
+    auto future = asio::co_spawn(io.context(), run(), asio::use_future);
+    EXPECT_THROW(future.get(), std::runtime_error);
+    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+    async.reset();
+}
+
+TEST_F(nodes_test, with_lock_blocking_success_exception_and_loss) {
+    blocking_client client(config());
+    auto ok = client.with_lock("b-ok", options(300ms), {}, [](const watchdog& dog, std::stop_token) {
+        std::this_thread::sleep_for(600ms);
+        return dog.renewals();
+    });
+    EXPECT_FALSE(ok.error) << ok.message;
+    ASSERT_TRUE(ok.value.has_value());
+    EXPECT_GE(*ok.value, 2u);
+    EXPECT_EQ(keys_everywhere(), 0);
+
+    EXPECT_THROW(client.with_lock("b-throw", options(), {},
+                                  [](const watchdog&, std::stop_token) {
+                                      throw std::logic_error("boom");
+                                  }),
+                 std::logic_error);
+    EXPECT_EQ(keys_everywhere(), 0);
+
+    bool saw_stop = false;
+    auto lost = client.with_lock("b-lost", options(400ms), {},
+                                 [&](const watchdog&, std::stop_token stop) {
+                                     topology::pause(1);
+                                     topology::pause(2);
+                                     topology::pause(3);
+                                     for (int i = 0; i < 500 && !stop.stop_requested(); ++i) {
+                                         std::this_thread::sleep_for(10ms);
+                                     }
+                                     saw_stop = stop.stop_requested();
+                                 });
+    EXPECT_EQ(lost.error, errc::lock_lost) << lost.message;
+    EXPECT_TRUE(saw_stop);
+}
+
+/// The classic Redlock double grant: the holder's majority is {1, 2, 3}; node 3 restarts
+/// empty and nodes 4 and 5 come up empty, so a second client finds three nodes that say yes.
+class quarantine_test : public nodes_test {
+protected:
+    lock hold_on_one_two_three(blocking_client& holder) {
+        topology::stop(4);
+        topology::stop(5);
+        std::error_code ec;
+        auto held = holder.acquire("double-grant", options(3s), ec);
+        EXPECT_FALSE(ec) << held.message;
+        topology::kill(3);
+        topology::restart(3);
+        topology::restart(4);
+        topology::restart(5);
+        return held.lock;
+    }
+};
+
+TEST_F(quarantine_test, off_a_restarted_majority_grants_the_lock_twice) {
+    blocking_client first(config());
+    auto held = hold_on_one_two_three(first);
+    blocking_client second(config()); // quarantine off
+    std::error_code ec;
+    auto again = second.acquire("double-grant", options(3s), ec);
+    EXPECT_FALSE(ec) << "the double grant this test documents";
+    EXPECT_GT(held.remaining(), 0ms) << "while the first holder's lock is still valid";
+}
+
+TEST_F(quarantine_test, on_the_restarted_nodes_votes_do_not_count) {
+    blocking_client first(config());
+    auto held = hold_on_one_two_three(first);
+    auto guarded = config();
+    guarded.quarantine.enabled = true;
+    blocking_client second(guarded);
+    std::error_code ec;
+    auto refused = second.acquire("double-grant", options(3s), ec);
+    EXPECT_EQ(ec, errc::quorum_unreachable) << refused.message;
+    EXPECT_GT(held.remaining(), 0ms);
+    for (std::size_t node : {2u, 3u, 4u}) {
+        EXPECT_EQ(refused.votes[node].error, errc::node_quarantined) << node;
+        EXPECT_NE(refused.votes[node].server_message.find("count again in"), std::string::npos);
+    }
+    EXPECT_TRUE(eventually([] { return inspector(4).dbsize() == 0; }))
+        << "the refused attempt cleaned up the keys it set";
+}
+
+TEST_F(quarantine_test, votes_count_again_after_the_largest_ttl) {
+    topology::restart(1);
+    topology::restart(2);
+    topology::restart(3);
+    auto guarded = config();
+    guarded.quarantine.enabled = true;
+    guarded.quarantine.assumed_max_ttl = 1s;
+    blocking_client client(guarded);
+    std::error_code ec;
+    auto early = client.acquire("later", options(500ms), ec);
+    EXPECT_EQ(ec, errc::quorum_unreachable);
+    std::this_thread::sleep_for(1200ms);
+    auto later = client.acquire("later", options(500ms), ec);
+    EXPECT_FALSE(ec) << later.message;
+}
+
+} // namespace
+} // namespace redlock::test
