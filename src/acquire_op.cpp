@@ -151,6 +151,9 @@ void acquire_op::finish(std::error_code error) {
             error.message() + ": " + summary(fsm_.votes().granted(), "held by another token");
     }
     result.votes = take_votes();
+    if (auto* m = impl_->metrics()) {
+        m->on_acquire(error, clock::now() - called_at_, result.attempts);
+    }
     completion_.complete(error, std::move(result));
 }
 

@@ -35,6 +35,7 @@ private:
     acquire_fsm fsm_;
     completion<client::acquire_signature> completion_;
     bool sleeping_ = false;
+    clock::time_point called_at_ = clock::now();
 };
 
 } // namespace redlock::detail

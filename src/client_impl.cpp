@@ -17,7 +17,8 @@ client_impl::client_impl(const boost::asio::any_io_executor& executor, client_co
                          std::vector<node_address> addresses)
     : strand_(boost::asio::make_strand(executor))
     , config_(std::move(config))
-    , jitter_(jitter_seed(tokens_)) {
+    , jitter_(jitter_seed(tokens_))
+    , reported_quarantined_(addresses.size(), false) {
     nodes_.reserve(addresses.size());
     for (std::size_t i = 0; i < addresses.size(); ++i) {
         nodes_.push_back(
@@ -36,19 +37,25 @@ void client_impl::note_ttl(std::chrono::milliseconds ttl) noexcept {
 }
 
 std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_t node,
-                                                                     clock::time_point now) const {
+                                                                     clock::time_point now) {
     const auto& q = config_.quarantine;
     const auto started = nodes_[node]->started_at();
-    if (!q.enabled || !started) {
-        return std::nullopt;
+    std::optional<std::chrono::milliseconds> left;
+    if (q.enabled && started) {
+        lock_options longest;
+        longest.ttl = std::max(q.assumed_max_ttl, largest_ttl_);
+        const auto until = *started + longest.ttl + drift(longest);
+        if (now < until) {
+            left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
+        }
     }
-    lock_options longest;
-    longest.ttl = std::max(q.assumed_max_ttl, largest_ttl_);
-    const auto until = *started + longest.ttl + drift(longest);
-    if (now >= until) {
-        return std::nullopt;
+    if (left.has_value() != reported_quarantined_[node]) {
+        reported_quarantined_[node] = left.has_value();
+        if (auto* m = metrics()) {
+            m->on_quarantine(node, left.has_value());
+        }
     }
-    return std::chrono::ceil<std::chrono::milliseconds>(until - now);
+    return left;
 }
 
 void client_impl::shutdown() {

@@ -6,6 +6,7 @@
 #include "validity.hpp"
 
 #include "redlock/config.hpp"
+#include "redlock/metrics.hpp"
 #include "redlock/node_address.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -46,8 +47,12 @@ public:
     /// Acquires report their ttl here: the quarantine covers the largest one in use.
     void note_ttl(std::chrono::milliseconds ttl) noexcept;
     /// Whether `node`'s votes must not count now, and for how much longer.
+    /// Also reports quarantine transitions to the metrics observer.
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,
-                                                             clock::time_point now) const;
+                                                             clock::time_point now);
+
+    /// The observer from client_config, or null.
+    metrics_observer* metrics() const noexcept { return config_.metrics.get(); }
 
     bool shut_down() const noexcept { return shut_down_; }
     /// Cancels every live operation and closes every connection.
@@ -64,6 +69,7 @@ private:
     std::mt19937_64 jitter_;
     std::unordered_set<cancellable*> live_;
     std::chrono::milliseconds largest_ttl_{0};
+    std::vector<bool> reported_quarantined_;
     bool shut_down_ = false;
 };
 

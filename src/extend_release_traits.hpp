@@ -6,6 +6,7 @@
 #include "scripts.hpp"
 
 #include "redlock/client.hpp"
+#include "redlock/metrics.hpp"
 
 namespace redlock::detail {
 
@@ -29,6 +30,8 @@ struct extend_traits {
         return f.on_reply(node, o, now);
     }
     static round_action on_deadline(fsm& f, clock::time_point now) { return f.on_deadline(now); }
+    /// Renewals are reported by the watchdog, which knows they are renewals.
+    static void observe(metrics_observer&, std::error_code, const lock&, clock::time_point) {}
     static extend_result result(const fsm& f, const lock& held, std::chrono::milliseconds ttl) {
         extend_result r;
         if (f.valid_until() != clock::time_point{}) {
@@ -57,6 +60,12 @@ struct release_traits {
         return f.on_reply(node, o);
     }
     static round_action on_deadline(fsm& f, clock::time_point) { return f.on_deadline(); }
+    static void observe(metrics_observer& m, std::error_code error, const lock& held,
+                        clock::time_point now) {
+        // valid_until = granting attempt's start + ttl - drift.
+        const auto granted_at = held.valid_until() - (held.options().ttl - drift(held.options()));
+        m.on_release(error, now - granted_at);
+    }
     static release_result result(const fsm& f, const lock&, std::chrono::milliseconds) {
         release_result r;
         r.released = f.votes().granted();

@@ -45,10 +45,13 @@ void operation::record_vote(std::size_t node, const classified& c, std::string_v
     vote.error = c.error;
     vote.server_message = std::string(message);
     vote.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - round_start_);
+    if (auto* m = impl_->metrics()) {
+        m->on_node_reply(node, vote.error, vote.latency);
+    }
 }
 
 classified operation::apply_quarantine(std::size_t node, classified c, clock::time_point now,
-                                       std::string& message) const {
+                                       std::string& message) {
     if (c.outcome != node_outcome::granted) {
         return c;
     }
@@ -70,6 +73,9 @@ void operation::record_timeouts(clock::time_point now) {
             vote.error = errc::node_timeout;
             vote.latency =
                 std::chrono::duration_cast<std::chrono::microseconds>(now - round_start_);
+            if (auto* m = impl_->metrics()) {
+                m->on_node_reply(node, vote.error, vote.latency);
+            }
         }
     }
 }

@@ -58,7 +58,7 @@ protected:
     /// A grant from a quarantined node becomes a failure (errc::node_quarantined), with
     /// `message` saying for how long; anything else passes unchanged.
     classified apply_quarantine(std::size_t node, classified c, clock::time_point now,
-                                std::string& message) const;
+                                std::string& message);
     /// Marks every node without a vote as timed out at `now`.
     void record_timeouts(clock::time_point now);
     bool has_vote(std::size_t node) const { return answered_[node]; }

@@ -54,6 +54,9 @@ void renewal_runner::extend() {
     auto self = shared_from_this();
     lock held(state_->key, state_->token, fsm_.valid_until(), state_->options);
     auto on_done = [self](std::error_code ec, extend_result r) {
+        if (auto* m = self->impl_->metrics()) {
+            m->on_renewal(ec);
+        }
         if (!ec) {
             self->state_->renewals.fetch_add(1);
             self->state_->valid_until.store(r.lock.valid_until().time_since_epoch().count());
@@ -78,6 +81,9 @@ void renewal_runner::declare_lost(std::error_code why) {
     timer_.cancel();
     state_->lost.store(true);
     impl_->log(log_level::error, "lock " + state_->key + " lost: " + why.message());
+    if (auto* m = impl_->metrics()) {
+        m->on_lock_lost(why);
+    }
     if (state_->on_loss) {
         state_->on_loss(why);
     }
@@ -105,7 +111,6 @@ void renewal_runner::stop(boost::asio::any_completion_handler<void()> done) {
 void renewal_runner::finish_stop() {
     over_ = true;
     timer_.cancel();
-    state_->runner.reset(); // the runner lives until its last timer or round lets go
     for (auto& waiter : std::exchange(stop_waiters_, {})) {
         waiter.complete();
     }

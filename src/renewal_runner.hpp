@@ -25,8 +25,10 @@ struct watchdog_state {
     std::atomic<bool> lost{false};
     std::atomic<std::uint64_t> renewals{0};
     watchdog::loss_handler on_loss;
-    std::shared_ptr<client_impl> impl;
-    std::shared_ptr<class renewal_runner> runner;
+    // Weak: a watchdog may outlive its client, and must then touch nothing of it. The
+    // runner is kept alive by its own pending timer or extend round.
+    std::weak_ptr<client_impl> impl;
+    std::weak_ptr<class renewal_runner> runner;
 };
 
 /// Carries out what renewal_fsm decides: timers and extend rounds, on the client's strand.

@@ -109,6 +109,9 @@ private:
                 error.message() + ": " + summary(fsm_.votes().granted(), Traits::refusal);
         }
         result.votes = take_votes();
+        if (auto* m = impl_->metrics()) {
+            Traits::observe(*m, error, held_, clock::now());
+        }
         completion_.complete(error, std::move(result));
     }
 

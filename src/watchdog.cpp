@@ -3,6 +3,7 @@
 #include "renewal_runner.hpp"
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/system_executor.hpp>
 
 namespace redlock {
 
@@ -17,10 +18,9 @@ watchdog::watchdog(client& owner, const lock& held, renewal_options options,
     state_->valid_until.store(held.valid_until().time_since_epoch().count());
     state_->on_loss = std::move(on_loss);
     state_->impl = owner.impl_;
-    asio::post(state_->impl->strand(), [impl = state_->impl, state = state_, options] {
-        state->runner = std::make_shared<detail::renewal_runner>(impl, state, options);
-        // Hold it here: start() may finish the runner, which drops state->runner.
-        auto runner = state->runner;
+    asio::post(owner.impl_->strand(), [impl = owner.impl_, state = state_, options] {
+        auto runner = std::make_shared<detail::renewal_runner>(impl, state, options);
+        state->runner = runner;
         runner->start();
     });
 }
@@ -34,13 +34,18 @@ watchdog::~watchdog() {
 }
 
 void watchdog::start_stop(asio::any_completion_handler<void()> handler) {
-    // The runner is created and dropped on the strand: look it up there.
-    auto state = state_;
-    asio::post(state->impl->strand(), [state, handler = std::move(handler)]() mutable {
-        if (auto runner = state->runner) {
+    auto impl = state_->impl.lock();
+    if (!impl) {
+        // The client is gone, and renewal with it.
+        detail::completion<void()>(std::move(handler), asio::system_executor()).complete_later();
+        return;
+    }
+    // The runner is created and finished on the strand: look it up there.
+    asio::post(impl->strand(), [impl, state = state_, handler = std::move(handler)]() mutable {
+        if (auto runner = state->runner.lock()) {
             runner->stop(std::move(handler));
         } else {
-            detail::completion<void()>(std::move(handler), state->impl->strand()).complete();
+            detail::completion<void()>(std::move(handler), impl->strand()).complete();
         }
     });
 }

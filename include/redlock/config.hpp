@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,8 @@ namespace redlock {
 inline constexpr std::size_t max_key_size = 1024;
 /// Longest ttl accepted: what a signed 32-bit millisecond count holds (about 24.8 days).
 inline constexpr std::chrono::milliseconds max_ttl{2147483647};
+
+class metrics_observer;
 
 enum class log_level { debug, info, warning, error };
 
@@ -48,6 +51,8 @@ struct client_config {
     /// Optional; nothing is logged when empty.
     logger log;
     quarantine_options quarantine;
+    /// Optional; see metrics.hpp (prometheus_metrics renders the Prometheus text format).
+    std::shared_ptr<metrics_observer> metrics;
 };
 
 /// How a watchdog keeps a lock alive.

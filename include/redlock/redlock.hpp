@@ -6,6 +6,7 @@
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/metrics.hpp>
 #include <redlock/node_address.hpp>
 #include <redlock/scoped_lock.hpp>
 #include <redlock/vote.hpp>

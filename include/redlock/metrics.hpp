@@ -1,0 +1,90 @@
+#ifndef REDLOCK_METRICS_HPP
+#define REDLOCK_METRICS_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace redlock {
+
+/// What a client reports as it works; implement the members you care about. Called on the
+/// client's strand: keep each call short and never block.
+class metrics_observer {
+public:
+    virtual ~metrics_observer() = default;
+
+    /// An acquire completed (`outcome` empty on success) after `wait`, in `attempts`.
+    virtual void on_acquire(std::error_code, std::chrono::nanoseconds /*wait*/,
+                            unsigned /*attempts*/) {}
+    /// A release completed; `held` runs from the granting attempt's start.
+    virtual void on_release(std::error_code, std::chrono::nanoseconds /*held*/) {}
+    /// A watchdog renewal completed.
+    virtual void on_renewal(std::error_code) {}
+    /// A watchdog told its holder the lock can no longer be trusted.
+    virtual void on_lock_lost(std::error_code /*reason*/) {}
+    /// One node's answer to one command (`error` empty for granted or refused).
+    virtual void on_node_reply(std::size_t /*node*/, std::error_code /*error*/,
+                               std::chrono::microseconds /*latency*/) {}
+    /// A node entered (true) or left (false) restart quarantine.
+    virtual void on_quarantine(std::size_t /*node*/, bool /*quarantined*/) {}
+};
+
+/// The snake_case name used as a metric label for an outcome: "ok", "contention",
+/// "quorum_unreachable", ..., or "other" for errors of other categories.
+std::string_view outcome_label(std::error_code error);
+
+/// A metrics_observer that keeps counters and histograms and renders them in the Prometheus
+/// text exposition format (version 0.0.4). Thread-safe: render() may run on any thread.
+class prometheus_metrics final : public metrics_observer {
+public:
+    /// `node_labels[i]` is the `node` label of node i, e.g. the addresses from client_config.
+    explicit prometheus_metrics(std::vector<std::string> node_labels);
+
+    std::string render() const;
+
+    void on_acquire(std::error_code, std::chrono::nanoseconds, unsigned) override;
+    void on_release(std::error_code, std::chrono::nanoseconds) override;
+    void on_renewal(std::error_code) override;
+    void on_lock_lost(std::error_code) override;
+    void on_node_reply(std::size_t, std::error_code, std::chrono::microseconds) override;
+    void on_quarantine(std::size_t, bool) override;
+
+    /// Fixed buckets, in seconds: a histogram as Prometheus counts it.
+    struct histogram {
+        explicit histogram(std::vector<double> bounds);
+        void observe(double seconds);
+        std::vector<double> bounds;
+        std::vector<std::uint64_t> counts; ///< per bucket, not cumulative
+        std::uint64_t count = 0;
+        double sum = 0;
+    };
+
+private:
+    struct node_series {
+        histogram latency;
+        std::map<std::string, std::uint64_t, std::less<>> errors;
+        bool quarantined = false;
+    };
+
+    mutable std::mutex mutex_;
+    std::vector<std::string> node_labels_;
+    histogram acquire_wait_;
+    histogram hold_;
+    std::map<std::string, std::uint64_t, std::less<>> acquires_;
+    std::uint64_t attempts_ = 0;
+    std::map<std::string, std::uint64_t, std::less<>> releases_;
+    std::map<std::string, std::uint64_t, std::less<>> renewals_;
+    std::map<std::string, std::uint64_t, std::less<>> lost_;
+    std::vector<node_series> nodes_;
+};
+
+} // namespace redlock
+
+#endif

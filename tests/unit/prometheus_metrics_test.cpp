@@ -1,0 +1,68 @@
+#include <redlock/metrics.hpp>
+
+#include <redlock/error.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace std::chrono_literals;
+using redlock::errc;
+
+bool has_line(const std::string& text, const std::string& line) {
+    return text.find(line + "\n") != std::string::npos;
+}
+
+TEST(prometheus_metrics, counts_acquires_by_outcome_and_attempts) {
+    redlock::prometheus_metrics m({"127.0.0.1:7001"});
+    m.on_acquire({}, 2ms, 1);
+    m.on_acquire({}, 300us, 1);
+    m.on_acquire(errc::contention, 40ms, 3);
+    const auto text = m.render();
+    EXPECT_TRUE(has_line(text, "# TYPE redlock_acquires_total counter"));
+    EXPECT_TRUE(has_line(text, "redlock_acquires_total{outcome=\"ok\"} 2"));
+    EXPECT_TRUE(has_line(text, "redlock_acquires_total{outcome=\"contention\"} 1"));
+    EXPECT_TRUE(has_line(text, "redlock_acquire_attempts_total 5"));
+    // Cumulative buckets: 0.3 ms in le=0.0005, 2 ms in le=0.005, 40 ms in le=0.05.
+    EXPECT_TRUE(has_line(text, "redlock_acquire_wait_seconds_bucket{le=\"0.0005\"} 1"));
+    EXPECT_TRUE(has_line(text, "redlock_acquire_wait_seconds_bucket{le=\"0.005\"} 2"));
+    EXPECT_TRUE(has_line(text, "redlock_acquire_wait_seconds_bucket{le=\"0.05\"} 3"));
+    EXPECT_TRUE(has_line(text, "redlock_acquire_wait_seconds_bucket{le=\"+Inf\"} 3"));
+    EXPECT_TRUE(has_line(text, "redlock_acquire_wait_seconds_count 3"));
+    EXPECT_TRUE(has_line(text, "redlock_acquire_wait_seconds_sum 0.0423"));
+}
+
+TEST(prometheus_metrics, renewals_losses_releases_and_nodes) {
+    redlock::prometheus_metrics m({"a:1", "b\"2"});
+    m.on_renewal({});
+    m.on_renewal({});
+    m.on_renewal(errc::quorum_unreachable);
+    m.on_lock_lost(errc::lock_lost);
+    m.on_release(errc::lock_lost, 7s);
+    m.on_node_reply(0, {}, 80us);
+    m.on_node_reply(1, errc::node_timeout, 50ms);
+    m.on_node_reply(1, errc::server_error, 1ms);
+    m.on_node_reply(9, {}, 1ms); // unknown node: ignored, no crash
+    m.on_quarantine(1, true);
+    const auto text = m.render();
+    EXPECT_TRUE(has_line(text, "redlock_renewals_total{outcome=\"ok\"} 2"));
+    EXPECT_TRUE(has_line(text, "redlock_renewals_total{outcome=\"failed\"} 1"));
+    EXPECT_TRUE(has_line(text, "redlock_locks_lost_total{reason=\"lock_lost\"} 1"));
+    EXPECT_TRUE(has_line(text, "redlock_releases_total{outcome=\"lock_lost\"} 1"));
+    EXPECT_TRUE(has_line(text, "redlock_lock_hold_seconds_bucket{le=\"5\"} 0"));
+    EXPECT_TRUE(has_line(text, "redlock_lock_hold_seconds_bucket{le=\"10\"} 1"));
+    EXPECT_TRUE(has_line(text, "redlock_node_latency_seconds_bucket{node=\"a:1\",le=\"0.0001\"} 1"));
+    EXPECT_TRUE(has_line(text, "redlock_node_errors_total{node=\"b\\\"2\",kind=\"timeout\"} 1"));
+    EXPECT_TRUE(has_line(text, "redlock_node_errors_total{node=\"b\\\"2\",kind=\"server\"} 1"));
+    EXPECT_TRUE(has_line(text, "redlock_node_quarantined{node=\"a:1\"} 0"));
+    EXPECT_TRUE(has_line(text, "redlock_node_quarantined{node=\"b\\\"2\"} 1"));
+}
+
+TEST(prometheus_metrics, outcome_labels) {
+    EXPECT_EQ(redlock::outcome_label({}), "ok");
+    EXPECT_EQ(redlock::outcome_label(errc::validity_expired), "validity_expired");
+    EXPECT_EQ(redlock::outcome_label(errc::node_quarantined), "quarantined");
+    EXPECT_EQ(redlock::outcome_label(std::make_error_code(std::errc::io_error)), "other");
+}
+
+} // namespace
