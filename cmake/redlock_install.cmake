@@ -5,6 +5,9 @@ install(TARGETS redlock redlock_hiredis EXPORT redlock-targets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY include/redlock DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(REDLOCK_BUILD_CLI)
+    install(TARGETS redlock_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 install(EXPORT redlock-targets
     NAMESPACE redlock::
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/redlock)

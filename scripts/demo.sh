@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds, starts the local five-node topology
-# (unless it is already running), runs the example against it, and stops what it started.
+# (unless it is already running), replays the flash-sale incident under each lock strategy
+# (redlock demo), and stops what it started. Extra arguments go to `redlock demo`.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -11,4 +12,4 @@ if ! bash "$nodes" status >/dev/null 2>&1; then
   trap 'bash "$nodes" down' EXIT
   bash "$nodes" up
 fi
-"$build/examples/redlock_votes"
+"$build/redlock" demo "$@"

@@ -37,7 +37,7 @@ void client_impl::note_ttl(std::chrono::milliseconds ttl) noexcept {
 }
 
 std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_t node,
-                                                                     clock::time_point now) {
+                                                                      clock::time_point now) {
     const auto& q = config_.quarantine;
     const auto started = nodes_[node]->started_at();
     std::optional<std::chrono::milliseconds> left;

@@ -10,9 +10,9 @@ command set_nx_px(std::string_view key, std::string_view token, std::string_view
 
 command script_call(const script& s, bool as_eval, std::string_view key, std::string_view token,
                     std::string_view first, std::string_view second) {
-    command c{{as_eval ? "EVAL" : "EVALSHA", as_eval ? s.text : s.sha1, "1", key, token, first,
-               second},
-              5};
+    command c{
+        {as_eval ? "EVAL" : "EVALSHA", as_eval ? s.text : s.sha1, "1", key, token, first, second},
+        5};
     c.count += first.empty() ? 0 : (second.empty() ? 1 : 2);
     return c;
 }

@@ -59,8 +59,8 @@ classified operation::apply_quarantine(std::size_t node, classified c, clock::ti
     if (!left) {
         return c;
     }
-    message = "restarted recently; its votes count again in " + std::to_string(left->count()) +
-              " ms";
+    message =
+        "restarted recently; its votes count again in " + std::to_string(left->count()) + " ms";
     return {node_outcome::failed, make_error_code(errc::node_quarantined), false};
 }
 

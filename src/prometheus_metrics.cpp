@@ -10,15 +10,17 @@ namespace redlock {
 namespace {
 
 std::vector<double> latency_bounds() {
-    return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-            0.25,    0.5,    1,       2.5};
+    return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+            0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5};
 }
 
 std::vector<double> duration_bounds() {
     return {0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300};
 }
 
-double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+double seconds(std::chrono::nanoseconds d) {
+    return std::chrono::duration<double>(d).count();
+}
 
 std::string number(double v) {
     char text[32];
@@ -42,8 +44,7 @@ std::string escape(std::string_view value) {
     return out;
 }
 
-void header(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help) {
+void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
     out.append("# HELP ").append(name).append(" ").append(help).append("\n");
     out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
 }

@@ -16,7 +16,9 @@ renewal_runner::renewal_runner(std::shared_ptr<client_impl> impl,
     impl_->register_operation(this);
 }
 
-renewal_runner::~renewal_runner() { impl_->unregister_operation(this); }
+renewal_runner::~renewal_runner() {
+    impl_->unregister_operation(this);
+}
 
 void renewal_runner::start() {
     if (impl_->shut_down()) {

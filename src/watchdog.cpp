@@ -9,8 +9,7 @@ namespace redlock {
 
 namespace asio = boost::asio;
 
-watchdog::watchdog(client& owner, const lock& held, renewal_options options,
-                   loss_handler on_loss)
+watchdog::watchdog(client& owner, const lock& held, renewal_options options, loss_handler on_loss)
     : state_(std::make_shared<detail::watchdog_state>()) {
     state_->key = held.key();
     state_->token = held.token();
@@ -54,9 +53,13 @@ watchdog::clock::time_point watchdog::valid_until() const noexcept {
     return clock::time_point(clock::duration(state_->valid_until.load()));
 }
 
-bool watchdog::lost() const noexcept { return state_->lost.load(); }
+bool watchdog::lost() const noexcept {
+    return state_->lost.load();
+}
 
-std::uint64_t watchdog::renewals() const noexcept { return state_->renewals.load(); }
+std::uint64_t watchdog::renewals() const noexcept {
+    return state_->renewals.load();
+}
 
 lock watchdog::current() const {
     return lock(state_->key, state_->token, valid_until(), state_->options);

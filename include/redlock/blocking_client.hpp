@@ -10,11 +10,11 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <stop_token>
-#include <type_traits>
 #include <optional>
+#include <stop_token>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 
 namespace redlock {
 

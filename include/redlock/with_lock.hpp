@@ -91,9 +91,8 @@ auto with_lock(client& owner, std::string key, lock_options options, renewal_opt
 
     std::exception_ptr failure;
     if constexpr (std::is_void_v<value_type>) {
-        auto [e] = co_await asio::co_spawn(executor, work(dog),
-                                           asio::bind_cancellation_slot(loss->signal.slot(),
-                                                                        as_tuple));
+        auto [e] = co_await asio::co_spawn(
+            executor, work(dog), asio::bind_cancellation_slot(loss->signal.slot(), as_tuple));
         failure = e;
     } else {
         auto [e, v] = co_await asio::co_spawn(

@@ -41,8 +41,8 @@ TEST_F(nodes_test, watchdog_keeps_a_lock_alive_past_several_ttls) {
     auto held = client.acquire("renewed", options(300ms), ec);
     ASSERT_FALSE(ec);
     loss_probe probe;
-    std::optional<watchdog> dog(std::in_place, client.async_client(), held.lock,
-                                renewal_options{}, probe.handler());
+    std::optional<watchdog> dog(std::in_place, client.async_client(), held.lock, renewal_options{},
+                                probe.handler());
     std::this_thread::sleep_for(1200ms); // four TTLs
     EXPECT_FALSE(probe.get().has_value());
     EXPECT_FALSE(dog->lost());
@@ -143,8 +143,8 @@ TEST_F(nodes_test, with_lock_coroutine_returns_the_value_and_releases) {
     auto run = [&]() -> asio::awaitable<locked<int>> {
         co_return co_await with_lock(*async, "with", options(300ms), renewal_options{},
                                      [&](const watchdog& dog) -> asio::awaitable<int> {
-                                         asio::steady_timer wait(
-                                             co_await asio::this_coro::executor, 700ms);
+                                         asio::steady_timer wait(co_await asio::this_coro::executor,
+                                                                 700ms);
                                          co_await wait.async_wait(asio::use_awaitable);
                                          EXPECT_FALSE(dog.lost());
                                          EXPECT_GE(dog.renewals(), 3u);
@@ -205,33 +205,33 @@ TEST_F(nodes_test, with_lock_coroutine_releases_on_exception_and_rethrows) {
 
 TEST_F(nodes_test, with_lock_blocking_success_exception_and_loss) {
     blocking_client client(config());
-    auto ok = client.with_lock("b-ok", options(300ms), {}, [](const watchdog& dog, std::stop_token) {
-        std::this_thread::sleep_for(600ms);
-        return dog.renewals();
-    });
+    auto ok =
+        client.with_lock("b-ok", options(300ms), {}, [](const watchdog& dog, std::stop_token) {
+            std::this_thread::sleep_for(600ms);
+            return dog.renewals();
+        });
     EXPECT_FALSE(ok.error) << ok.message;
     ASSERT_TRUE(ok.value.has_value());
     EXPECT_GE(*ok.value, 2u);
     EXPECT_EQ(keys_everywhere(), 0);
 
-    EXPECT_THROW(client.with_lock("b-throw", options(), {},
-                                  [](const watchdog&, std::stop_token) {
-                                      throw std::logic_error("boom");
-                                  }),
-                 std::logic_error);
+    EXPECT_THROW(
+        client.with_lock("b-throw", options(), {},
+                         [](const watchdog&, std::stop_token) { throw std::logic_error("boom"); }),
+        std::logic_error);
     EXPECT_EQ(keys_everywhere(), 0);
 
     bool saw_stop = false;
-    auto lost = client.with_lock("b-lost", options(400ms), {},
-                                 [&](const watchdog&, std::stop_token stop) {
-                                     topology::pause(1);
-                                     topology::pause(2);
-                                     topology::pause(3);
-                                     for (int i = 0; i < 500 && !stop.stop_requested(); ++i) {
-                                         std::this_thread::sleep_for(10ms);
-                                     }
-                                     saw_stop = stop.stop_requested();
-                                 });
+    auto lost =
+        client.with_lock("b-lost", options(400ms), {}, [&](const watchdog&, std::stop_token stop) {
+            topology::pause(1);
+            topology::pause(2);
+            topology::pause(3);
+            for (int i = 0; i < 500 && !stop.stop_requested(); ++i) {
+                std::this_thread::sleep_for(10ms);
+            }
+            saw_stop = stop.stop_requested();
+        });
     EXPECT_EQ(lost.error, errc::lock_lost) << lost.message;
     EXPECT_TRUE(saw_stop);
 }

@@ -59,9 +59,9 @@ TEST_F(nodes_test, metrics_after_a_known_sequence_of_operations) {
     EXPECT_TRUE(has_line(text, "redlock_lock_hold_seconds_count 4"));
     EXPECT_NE(text.find("redlock_renewals_total{outcome=\"ok\"} "), std::string::npos);
     // Releases wait for every node, so each of the three after the stop saw node 5 fail.
-    EXPECT_GE(sample(text, "redlock_node_errors_total{node=\"" + c.nodes[4] +
-                               "\",kind=\"connection\"}"),
-              3);
+    EXPECT_GE(
+        sample(text, "redlock_node_errors_total{node=\"" + c.nodes[4] + "\",kind=\"connection\"}"),
+        3);
     EXPECT_GE(sample(text, "redlock_renewals_total{outcome=\"ok\"}"), 2);
     EXPECT_GE(sample(text, "redlock_node_latency_seconds_count{node=\"" + c.nodes[0] + "\"}"), 8);
     EXPECT_EQ(text.find("node=\"" + c.nodes[0] + "\",kind="), std::string::npos)

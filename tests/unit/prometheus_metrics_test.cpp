@@ -51,7 +51,8 @@ TEST(prometheus_metrics, renewals_losses_releases_and_nodes) {
     EXPECT_TRUE(has_line(text, "redlock_releases_total{outcome=\"lock_lost\"} 1"));
     EXPECT_TRUE(has_line(text, "redlock_lock_hold_seconds_bucket{le=\"5\"} 0"));
     EXPECT_TRUE(has_line(text, "redlock_lock_hold_seconds_bucket{le=\"10\"} 1"));
-    EXPECT_TRUE(has_line(text, "redlock_node_latency_seconds_bucket{node=\"a:1\",le=\"0.0001\"} 1"));
+    EXPECT_TRUE(
+        has_line(text, "redlock_node_latency_seconds_bucket{node=\"a:1\",le=\"0.0001\"} 1"));
     EXPECT_TRUE(has_line(text, "redlock_node_errors_total{node=\"b\\\"2\",kind=\"timeout\"} 1"));
     EXPECT_TRUE(has_line(text, "redlock_node_errors_total{node=\"b\\\"2\",kind=\"server\"} 1"));
     EXPECT_TRUE(has_line(text, "redlock_node_quarantined{node=\"a:1\"} 0"));

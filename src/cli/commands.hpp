@@ -1,0 +1,25 @@
+#ifndef REDLOCK_CLI_COMMANDS_HPP
+#define REDLOCK_CLI_COMMANDS_HPP
+
+#include "cli/options.hpp"
+
+#include <redlock/config.hpp>
+
+namespace redlock::cli {
+
+/// Each returns the process exit status.
+int run_command(const options& o);
+int acquire_command(const options& o);
+int extend_command(const options& o);
+int release_command(const options& o);
+int status_command(const options& o);
+int demo_command(const options& o);
+
+/// The client configuration every subcommand uses; messages go to stderr unless quiet.
+client_config make_config(const options& o);
+/// Prints to stderr unless quiet.
+void say(const options& o, const std::string& message);
+
+} // namespace redlock::cli
+
+#endif

@@ -1,0 +1,26 @@
+#include "cli/exit_codes.hpp"
+
+#include <redlock/error.hpp>
+
+namespace redlock::cli {
+
+int exit_for(std::error_code error) {
+    if (!error) {
+        return exit_ok;
+    }
+    if (error == errc::contention || error == errc::validity_expired) {
+        return exit_not_acquired;
+    }
+    if (error == errc::quorum_unreachable) {
+        return exit_unreachable;
+    }
+    if (error == errc::lock_lost) {
+        return exit_lock_lost;
+    }
+    if (error == errc::invalid_argument) {
+        return exit_usage;
+    }
+    return exit_internal;
+}
+
+} // namespace redlock::cli

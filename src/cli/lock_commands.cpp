@@ -1,0 +1,99 @@
+// acquire, extend, release: one operation each, for shell scripts.
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+
+#include <redlock/blocking_client.hpp>
+
+#include <iostream>
+
+namespace redlock::cli {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+
+client_config make_config(const options& o) {
+    client_config c;
+    c.nodes = o.nodes;
+    c.quarantine.enabled = o.quarantine;
+    return c;
+}
+
+void say(const options& o, const std::string& message) {
+    if (!o.quiet) {
+        std::cerr << "redlock: " << message << "\n";
+    }
+}
+
+namespace {
+
+/// KEY and TOKEN from the command line, as a lock the library can extend or release. The
+/// validity is unknown here; the nodes' compare-and-set is what protects other holders.
+lock lock_from_arguments(const options& o) {
+    return lock(o.positional.at(0), o.positional.at(1), lock::clock::now() + o.ttl,
+                to_lock_options(o));
+}
+
+bool expect_arguments(const options& o, std::size_t count, const char* shape) {
+    if (o.positional.size() != count) {
+        std::cerr << "redlock " << o.command << ": expected " << shape << " (see redlock --help)\n";
+        return false;
+    }
+    return true;
+}
+
+long long left_ms(const lock& l) {
+    return duration_cast<milliseconds>(l.remaining()).count();
+}
+
+} // namespace
+
+int acquire_command(const options& o) {
+    if (!expect_arguments(o, 1, "KEY")) {
+        return exit_usage;
+    }
+    blocking_client client(make_config(o));
+    std::error_code ec;
+    auto r = client.acquire(o.positional[0], to_lock_options(o), ec);
+    if (ec) {
+        say(o, "could not acquire " + o.positional[0] + ": " + r.message);
+        return exit_for(ec);
+    }
+    std::cout << r.lock.token() << "\n";
+    say(o, "acquired " + o.positional[0] + ", valid for " + std::to_string(left_ms(r.lock)) +
+               " ms; release with: redlock release " + o.positional[0] + " " + r.lock.token());
+    return exit_ok;
+}
+
+int extend_command(const options& o) {
+    if (!expect_arguments(o, 2, "KEY TOKEN")) {
+        return exit_usage;
+    }
+    blocking_client client(make_config(o));
+    std::error_code ec;
+    auto r = client.extend(lock_from_arguments(o), o.ttl, ec);
+    if (ec) {
+        say(o, "could not extend " + o.positional[0] + ": " + r.message);
+        return exit_for(ec);
+    }
+    say(o,
+        "extended " + o.positional[0] + ", valid for " + std::to_string(left_ms(r.lock)) + " ms");
+    return exit_ok;
+}
+
+int release_command(const options& o) {
+    if (!expect_arguments(o, 2, "KEY TOKEN")) {
+        return exit_usage;
+    }
+    blocking_client client(make_config(o));
+    std::error_code ec;
+    auto r = client.release(lock_from_arguments(o), ec);
+    if (ec) {
+        say(o, "release of " + o.positional[0] + ": " + r.message);
+        return exit_for(ec);
+    }
+    say(o, "released " + o.positional[0] + " on " + std::to_string(r.released) + " of " +
+               std::to_string(o.nodes.size()) + " nodes");
+    return exit_ok;
+}
+
+} // namespace redlock::cli

@@ -1,0 +1,52 @@
+#ifndef REDLOCK_CLI_OPTIONS_HPP
+#define REDLOCK_CLI_OPTIONS_HPP
+
+#include <redlock/config.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::cli {
+
+/// `500ms`, `30s`, `2m`, `1h`, or a bare number of seconds. Empty on anything else
+/// (negative, fractional, overflowing, unknown unit).
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+/// Everything the subcommands take. Defaults documented in `redlock --help`.
+struct options {
+    std::string command;
+    std::vector<std::string> nodes;
+    std::chrono::milliseconds ttl{30000};
+    std::chrono::milliseconds wait{0};
+    unsigned retries = 0;
+    std::chrono::milliseconds node_timeout{50};
+    int loss_signal = SIGTERM;             ///< run: sent to the child on lock loss (0: none)
+    std::chrono::milliseconds grace{5000}; ///< run: then SIGKILL after this
+    bool quiet = false;
+    bool quarantine = true;
+    // demo
+    unsigned buyers = 200;
+    unsigned stock = 100;
+    unsigned instances = 6;
+    std::vector<std::string> positional; ///< KEY, TOKEN
+    std::vector<std::string> child;      ///< run: after --
+};
+
+/// Parses argv; on error returns empty and puts what is wrong in `error`.
+/// `environment_nodes` is $REDLOCK_NODES (may be null).
+std::optional<options> parse_options(int argc, const char* const* argv,
+                                     const char* environment_nodes, std::string& error);
+
+/// The text of `redlock --help`.
+std::string usage();
+
+/// The lock options the subcommands use.
+lock_options to_lock_options(const options& o);
+
+} // namespace redlock::cli
+
+#endif

@@ -1,0 +1,150 @@
+// The redlock command-line tool, run as a user runs it.
+#include "support/fixture.hpp"
+
+#include <array>
+#include <cstdio>
+#include <regex>
+#include <sys/wait.h>
+#include <thread>
+
+namespace redlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct cli_result {
+    int status = -1;
+    std::string out;
+};
+
+/// Runs `redlock ARGS` through the shell; stdout captured, stderr discarded. These tests
+/// restart nodes all the time, so the quarantine is off, as in the fixture's config().
+cli_result cli(const std::string& args) {
+    const std::string command =
+        std::string(REDLOCK_CLI_PATH) + " --no-quarantine " + args + " 2>/dev/null";
+    cli_result r;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (!pipe) {
+        return r;
+    }
+    std::array<char, 4096> buffer{};
+    while (std::fgets(buffer.data(), buffer.size(), pipe)) {
+        r.out += buffer.data();
+    }
+    const int wstatus = ::pclose(pipe);
+    r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+    return r;
+}
+
+std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
+        s.pop_back();
+    }
+    return s;
+}
+
+TEST_F(nodes_test, cli_acquire_status_extend_release_for_shell_scripts) {
+    auto acquired = cli("acquire -t 20s cli:job");
+    ASSERT_EQ(acquired.status, 0);
+    const auto token = trim(acquired.out);
+    EXPECT_TRUE(std::regex_match(token, std::regex("[0-9a-f]{32}"))) << token;
+    EXPECT_EQ(cli("acquire cli:job").status, 75) << "held by another";
+
+    auto status = cli("status cli:job " + token);
+    EXPECT_EQ(status.status, 0);
+    EXPECT_EQ(std::count(status.out.begin(), status.out.end(), '\n'), 5);
+    EXPECT_NE(status.out.find("(matches)"), std::string::npos);
+    EXPECT_EQ(cli("status cli:job ffffffffffffffffffffffffffffffff").status, 79);
+
+    EXPECT_EQ(cli("extend -t 60s cli:job " + token).status, 0);
+    EXPECT_GT(inspector(1).pttl("cli:job"), 50000);
+
+    EXPECT_EQ(cli("release cli:job 0123456789abcdef0123456789abcdef").status, 79);
+    EXPECT_EQ(inspector(3).get("cli:job"), token) << "a wrong token deletes nothing";
+    EXPECT_EQ(cli("release cli:job " + token).status, 0);
+    EXPECT_EQ(keys_everywhere(), 0);
+    EXPECT_EQ(cli("extend cli:job " + token).status, 79) << "nothing left to extend";
+}
+
+TEST_F(nodes_test, cli_bad_usage_and_unreachable_nodes) {
+    EXPECT_EQ(cli("").status, 64);
+    EXPECT_EQ(cli("acquire").status, 64);
+    EXPECT_EQ(cli("acquire -t 5x k").status, 64);
+    EXPECT_EQ(cli("acquire --ttl").status, 64);
+    EXPECT_EQ(cli("acquire --bogus k").status, 64);
+    EXPECT_EQ(cli("frobnicate k").status, 64);
+    EXPECT_EQ(cli("release k").status, 64);
+    EXPECT_EQ(cli("run k").status, 64) << "no command after --";
+    EXPECT_EQ(cli("--nodes 127.0.0.1:7001,127.0.0.1:7001 acquire k").status, 64) << "duplicate";
+    EXPECT_EQ(cli("--nodes nohost: acquire k").status, 64);
+    EXPECT_EQ(cli("--nodes 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3 acquire k").status, 69);
+    auto help = cli("--help");
+    EXPECT_EQ(help.status, 0);
+    EXPECT_NE(help.out.find("exit status"), std::string::npos);
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, cli_run_passes_the_commands_status_and_holds_the_lock_meanwhile) {
+    EXPECT_EQ(cli("run cli:run -- sh -c 'exit 3'").status, 3);
+    EXPECT_EQ(cli("run cli:run -- sh -c 'kill -9 $$'").status, 128 + 9);
+    EXPECT_EQ(cli("run cli:run -- /nonexistent/command").status, 127);
+
+    // The child sees its key and token, and the lock is held by that token meanwhile.
+    const std::string tool = std::string(REDLOCK_CLI_PATH) + " --no-quarantine";
+    auto inside = cli("run -t 300ms cli:run -- sh -c '" + tool +
+                      " status \"$REDLOCK_KEY\" \"$REDLOCK_TOKEN\" >/dev/null && sleep 0.7 && " +
+                      tool + " acquire cli:run; echo $?'");
+    EXPECT_EQ(inside.status, 0);
+    EXPECT_EQ(trim(inside.out), "75") << "still held after two TTLs: renewed";
+    EXPECT_EQ(keys_everywhere(), 0) << "released when the command exited";
+}
+
+TEST_F(nodes_test, cli_run_signals_the_command_when_the_lock_is_lost) {
+    std::thread saboteur([] {
+        std::this_thread::sleep_for(400ms);
+        topology::pause(1);
+        topology::pause(2);
+        topology::pause(3);
+    });
+    const auto start = clock_type::now();
+    auto r = cli("run -t 300ms --grace 500ms cli:lost -- sh -c "
+                 "'trap \"echo terminated; exit 0\" TERM; sleep 20 & wait'");
+    saboteur.join();
+    EXPECT_EQ(r.status, 79);
+    EXPECT_EQ(trim(r.out), "terminated");
+    EXPECT_LT(since(start), 5s);
+}
+
+TEST_F(nodes_test, cli_run_kills_a_command_that_ignores_the_signal_after_the_grace_period) {
+    std::thread saboteur([] {
+        std::this_thread::sleep_for(400ms);
+        topology::pause(1);
+        topology::pause(2);
+        topology::pause(3);
+    });
+    const auto start = clock_type::now();
+    auto r = cli("run -t 300ms --grace 300ms cli:stubborn -- sh -c 'trap \"\" TERM; sleep 20'");
+    saboteur.join();
+    EXPECT_EQ(r.status, 79);
+    EXPECT_LT(since(start), 5s) << "SIGKILL after the grace period";
+}
+
+TEST_F(nodes_test, demo_strategy_three_never_oversells) {
+    for (int run = 0; run < 2; ++run) {
+        auto r = cli("demo --buyers 60 --stock 20 --instances 3 --quiet");
+        ASSERT_EQ(r.status, 0) << r.out;
+        std::smatch row;
+        ASSERT_TRUE(std::regex_search(
+            r.out, row, std::regex(R"(\n3 Redlock x5 \+ watchdog +(\d+) +(\d+) +(\d+))")))
+            << r.out;
+        EXPECT_EQ(row[1], "20") << "orders equal stock";
+        EXPECT_EQ(row[2], "0") << "nothing oversold";
+        EXPECT_NE(r.out.find("3: stock left 0 + orders 20 = 20 (reconciles)"), std::string::npos)
+            << r.out;
+        EXPECT_NE(r.out.find("\n1 naive"), std::string::npos);
+    }
+    EXPECT_EQ(keys_everywhere(), 0) << "the demo cleans up after itself";
+}
+
+} // namespace
+} // namespace redlock::test
