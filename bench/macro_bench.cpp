@@ -1,0 +1,328 @@
+// Against the five local nodes (REDLOCK_NODES): latency percentiles, throughput, contention,
+// and a node slowed by +20 ms. Each benchmark runs the client's event loop on its own thread,
+// as a single-threaded service would, so no thread hand-off is measured.
+#include "support/fault_proxy.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using clock_type = std::chrono::steady_clock;
+
+std::vector<std::string> all_nodes() {
+    const char* env = std::getenv("REDLOCK_NODES");
+    std::stringstream list(env && *env ? env
+                                       : "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,"
+                                         "127.0.0.1:7004,127.0.0.1:7005");
+    std::vector<std::string> nodes;
+    for (std::string item; std::getline(list, item, ',');) {
+        nodes.push_back(item);
+    }
+    return nodes;
+}
+
+redlock::client_config config_for(std::vector<std::string> nodes) {
+    redlock::client_config c;
+    c.nodes = std::move(nodes);
+    // The nodes may have been restarted just before; quarantine is not what is measured.
+    c.quarantine.enabled = false;
+    return c;
+}
+
+redlock::lock_options once() {
+    redlock::lock_options o;
+    o.ttl = 30s;
+    o.retry.max_attempts = 1;
+    return o;
+}
+
+/// Runs the loop until `done`.
+void run_until(asio::io_context& io, const bool& done) {
+    io.restart();
+    while (!done) {
+        io.run_one();
+    }
+}
+
+/// p50/p90/p99 in microseconds, as counters; with REDLOCK_BENCH_SAMPLES=dir also every
+/// sample, one per line, to dir/<benchmark name>.txt (for the CDF plot).
+void report_percentiles(benchmark::State& state, std::vector<double> samples) {
+    if (samples.empty()) {
+        return;
+    }
+    std::sort(samples.begin(), samples.end());
+    if (const char* dir = std::getenv("REDLOCK_BENCH_SAMPLES"); dir && *dir) {
+        std::string name = state.name();
+        std::replace(name.begin(), name.end(), '/', '_');
+        std::ofstream out(std::string(dir) + "/" + name + ".txt");
+        for (double v : samples) {
+            out << v << "\n";
+        }
+    }
+    auto at = [&](double q) { return samples[static_cast<std::size_t>(q * (samples.size() - 1))]; };
+    state.counters["p50_us"] = at(0.50);
+    state.counters["p90_us"] = at(0.90);
+    state.counters["p99_us"] = at(0.99);
+}
+
+double micros(clock_type::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+}
+
+/// One acquire, timed, on a warm client; `release_too` times the full cycle instead.
+template <typename Step>
+void sequential(benchmark::State& state, const std::vector<std::string>& nodes, Step step) {
+    asio::io_context io;
+    redlock::client client(io.get_executor(), config_for(nodes));
+    std::vector<double> samples;
+    samples.reserve(100000);
+    std::uint64_t i = 0;
+    // Connect before measuring.
+    step(io, client, "bench:warm", [](clock_type::duration) {});
+    for (auto _ : state) {
+        step(io, client, "bench:seq:" + std::to_string(i++), [&](clock_type::duration d) {
+            samples.push_back(micros(d));
+            state.SetIterationTime(std::chrono::duration<double>(d).count());
+        });
+    }
+    report_percentiles(state, std::move(samples));
+}
+
+/// Times the acquire; releases untimed.
+auto timed_acquire = [](asio::io_context& io, redlock::client& client, const std::string& key,
+                        auto record) {
+    bool done = false;
+    redlock::lock held;
+    const auto start = clock_type::now();
+    client.async_acquire(key, once(), [&](std::error_code ec, redlock::acquire_result r) {
+        record(clock_type::now() - start);
+        if (ec) {
+            std::abort();
+        }
+        held = std::move(r.lock);
+        done = true;
+    });
+    run_until(io, done);
+    done = false;
+    client.async_release(held, [&](std::error_code, redlock::release_result) { done = true; });
+    run_until(io, done);
+};
+
+/// Acquires untimed; times the release.
+auto timed_release = [](asio::io_context& io, redlock::client& client, const std::string& key,
+                        auto record) {
+    bool done = false;
+    redlock::lock held;
+    client.async_acquire(key, once(), [&](std::error_code, redlock::acquire_result r) {
+        held = std::move(r.lock);
+        done = true;
+    });
+    run_until(io, done);
+    done = false;
+    const auto start = clock_type::now();
+    client.async_release(held, [&](std::error_code ec, redlock::release_result) {
+        record(clock_type::now() - start);
+        if (ec) {
+            std::abort();
+        }
+        done = true;
+    });
+    run_until(io, done);
+};
+
+/// Times acquire + release together.
+auto timed_cycle = [](asio::io_context& io, redlock::client& client, const std::string& key,
+                      auto record) {
+    bool done = false;
+    const auto start = clock_type::now();
+    client.async_acquire(key, once(), [&](std::error_code ec, redlock::acquire_result r) {
+        if (ec) {
+            std::abort();
+        }
+        client.async_release(r.lock, [&](std::error_code, redlock::release_result) {
+            record(clock_type::now() - start);
+            done = true;
+        });
+    });
+    run_until(io, done);
+};
+
+std::vector<std::string> first(std::size_t n) {
+    auto nodes = all_nodes();
+    nodes.resize(std::min(n, nodes.size()));
+    return nodes;
+}
+
+void uncontended_acquire(benchmark::State& state) {
+    sequential(state, first(static_cast<std::size_t>(state.range(0))), timed_acquire);
+}
+void uncontended_release(benchmark::State& state) {
+    sequential(state, first(static_cast<std::size_t>(state.range(0))), timed_release);
+}
+void acquire_release_cycle(benchmark::State& state) {
+    sequential(state, first(static_cast<std::size_t>(state.range(0))), timed_cycle);
+}
+BENCHMARK(uncontended_acquire)
+    ->Arg(1)
+    ->Arg(3)
+    ->Arg(5)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(uncontended_release)
+    ->Arg(1)
+    ->Arg(3)
+    ->Arg(5)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(acquire_release_cycle)
+    ->Arg(1)
+    ->Arg(3)
+    ->Arg(5)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+/// The floor: one SET round trip to one node with plain synchronous hiredis.
+void single_set_floor(benchmark::State& state) {
+    const auto node = all_nodes().front();
+    const auto colon = node.rfind(':');
+    redisContext* c =
+        redisConnect(node.substr(0, colon).c_str(), std::stoi(node.substr(colon + 1)));
+    if (!c || c->err) {
+        state.SkipWithError("cannot reach the first node");
+        return;
+    }
+    std::vector<double> samples;
+    for (auto _ : state) {
+        const auto start = clock_type::now();
+        auto* r = static_cast<redisReply*>(redisCommand(c, "SET bench:floor x"));
+        const auto d = clock_type::now() - start;
+        freeReplyObject(r);
+        samples.push_back(micros(d));
+        state.SetIterationTime(std::chrono::duration<double>(d).count());
+    }
+    redisFree(c);
+    report_percentiles(state, std::move(samples));
+}
+BENCHMARK(single_set_floor)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+/// `range(0)` chains, each acquiring and releasing its own key in a loop, for 2 s.
+void throughput_distinct_keys(benchmark::State& state) {
+    asio::io_context io;
+    redlock::client client(io.get_executor(), config_for(all_nodes()));
+    const auto chains = static_cast<int>(state.range(0));
+    std::uint64_t cycles = 0, failures = 0;
+    double seconds = 0;
+    for (auto _ : state) {
+        const auto until = clock_type::now() + 2s;
+        int running = chains;
+        bool done = false;
+        std::function<void(int)> cycle = [&](int chain) {
+            if (clock_type::now() >= until) {
+                done = --running == 0;
+                return;
+            }
+            client.async_acquire("bench:tp:" + std::to_string(chain), once(),
+                                 [&, chain](std::error_code ec, redlock::acquire_result r) {
+                                     if (ec) {
+                                         ++failures;
+                                         cycle(chain);
+                                         return;
+                                     }
+                                     client.async_release(
+                                         r.lock,
+                                         [&, chain](std::error_code, redlock::release_result) {
+                                             ++cycles;
+                                             cycle(chain);
+                                         });
+                                 });
+        };
+        const auto start = clock_type::now();
+        for (int chain = 0; chain < chains; ++chain) {
+            cycle(chain);
+        }
+        run_until(io, done);
+        seconds += std::chrono::duration<double>(clock_type::now() - start).count();
+    }
+    state.counters["cycles_per_s"] = static_cast<double>(cycles) / seconds;
+    state.counters["failures"] = static_cast<double>(failures);
+}
+BENCHMARK(throughput_distinct_keys)
+    ->Arg(1)
+    ->Arg(16)
+    ->Arg(64)
+    ->Arg(256)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+
+/// `range(0)` waiters handing one key between them for 2 s: grants per second.
+void contended_single_key(benchmark::State& state) {
+    asio::io_context io;
+    redlock::client client(io.get_executor(), config_for(all_nodes()));
+    const auto waiters = static_cast<int>(state.range(0));
+    auto options = once();
+    options.retry.max_attempts = 0;
+    options.retry.wait_budget = 1s;
+    options.retry.backoff_initial = 0ms;
+    options.retry.backoff_max = 2ms;
+    std::uint64_t grants = 0;
+    double seconds = 0;
+    for (auto _ : state) {
+        const auto until = clock_type::now() + 2s;
+        int running = waiters;
+        bool done = false;
+        std::function<void()> wait = [&] {
+            if (clock_type::now() >= until) {
+                done = --running == 0;
+                return;
+            }
+            client.async_acquire(
+                "bench:contended", options, [&](std::error_code ec, redlock::acquire_result r) {
+                    if (ec) {
+                        wait();
+                        return;
+                    }
+                    ++grants;
+                    client.async_release(r.lock,
+                                         [&](std::error_code, redlock::release_result) { wait(); });
+                });
+        };
+        const auto start = clock_type::now();
+        for (int w = 0; w < waiters; ++w) {
+            wait();
+        }
+        run_until(io, done);
+        seconds += std::chrono::duration<double>(clock_type::now() - start).count();
+    }
+    state.counters["grants_per_s"] = static_cast<double>(grants) / seconds;
+}
+BENCHMARK(contended_single_key)->Arg(16)->Iterations(1)->Unit(benchmark::kSecond);
+
+/// Uncontended acquire with the last node behind a proxy adding 20 ms to every reply.
+void acquire_one_node_slowed(benchmark::State& state) {
+    auto nodes = all_nodes();
+    const auto last = nodes.back();
+    const auto colon = last.rfind(':');
+    redlock::test::fault_proxy proxy(last.substr(0, colon),
+                                     static_cast<std::uint16_t>(std::stoi(last.substr(colon + 1))));
+    proxy.set_latency(20ms);
+    nodes.back() = proxy.address();
+    sequential(state, nodes, timed_acquire);
+}
+BENCHMARK(acquire_one_node_slowed)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+} // namespace
+
+BENCHMARK_MAIN();

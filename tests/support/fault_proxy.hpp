@@ -1,0 +1,44 @@
+#ifndef REDLOCK_TESTS_SUPPORT_FAULT_PROXY_HPP
+#define REDLOCK_TESTS_SUPPORT_FAULT_PROXY_HPP
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace redlock::test {
+
+/// A TCP proxy on 127.0.0.1 in front of one node, with faults switched on and off at run
+/// time. Runs its own I/O thread; loopback only; stops with its destructor.
+class fault_proxy {
+public:
+    enum class mode {
+        forward,      ///< pass everything (after `latency`)
+        blackhole,    ///< accept and read, never forward nor answer
+        drop_replies, ///< forward requests, throw the node's replies away (the SET lands,
+                      ///< the client never hears)
+    };
+
+    fault_proxy(const std::string& target_host, std::uint16_t target_port);
+    ~fault_proxy();
+    fault_proxy(const fault_proxy&) = delete;
+    fault_proxy& operator=(const fault_proxy&) = delete;
+
+    /// `127.0.0.1:port` to give a client instead of the node.
+    std::string address() const;
+    std::uint16_t port() const;
+
+    /// Added before forwarding each chunk of the node's replies.
+    void set_latency(std::chrono::milliseconds latency);
+    void set_mode(mode m);
+    /// Cuts every open connection with a TCP reset (SO_LINGER 0).
+    void reset_connections();
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+} // namespace redlock::test
+
+#endif
