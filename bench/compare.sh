@@ -5,14 +5,17 @@
 # Needs: the build (scripts/setup.sh), node and npm, redis-benchmark, python3, gnuplot.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD_DIR:-$root/build}
+build=${BENCH_BUILD_DIR:-$root/build-bench}
 rounds=${1:-3}
-out=${BENCH_OUT:-$root/build/bench-results}
+out=${BENCH_OUT:-$build/results}
 rm -rf "$out"; mkdir -p "$out/samples"
 
 for tool in node npm redis-benchmark python3 gnuplot; do
   command -v "$tool" >/dev/null || { echo "compare.sh: $tool is missing" >&2; exit 2; }
 done
+# An optimised build of its own: numbers from a debug build would mean nothing.
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j"$(nproc)" --target redlock_macro_bench >/dev/null
 [[ -d $root/bench/peers/node_modules ]] || (cd "$root/bench/peers" && npm install --silent)
 nodes=$(bash "$root/compose/local-nodes.sh" status >/dev/null 2>&1 && echo started || true)
 if [[ -z $nodes ]]; then

@@ -59,14 +59,13 @@ void run_until(asio::io_context& io, const bool& done) {
 
 /// p50/p90/p99 in microseconds, as counters; with REDLOCK_BENCH_SAMPLES=dir also every
 /// sample, one per line, to dir/<benchmark name>.txt (for the CDF plot).
-void report_percentiles(benchmark::State& state, std::vector<double> samples) {
+void report_percentiles(benchmark::State& state, const std::string& name,
+                        std::vector<double> samples) {
     if (samples.empty()) {
         return;
     }
     std::sort(samples.begin(), samples.end());
     if (const char* dir = std::getenv("REDLOCK_BENCH_SAMPLES"); dir && *dir) {
-        std::string name = state.name();
-        std::replace(name.begin(), name.end(), '/', '_');
         std::ofstream out(std::string(dir) + "/" + name + ".txt");
         for (double v : samples) {
             out << v << "\n";
@@ -84,7 +83,8 @@ double micros(clock_type::duration d) {
 
 /// One acquire, timed, on a warm client; `release_too` times the full cycle instead.
 template <typename Step>
-void sequential(benchmark::State& state, const std::vector<std::string>& nodes, Step step) {
+void sequential(benchmark::State& state, const std::string& name,
+                const std::vector<std::string>& nodes, Step step) {
     asio::io_context io;
     redlock::client client(io.get_executor(), config_for(nodes));
     std::vector<double> samples;
@@ -98,7 +98,7 @@ void sequential(benchmark::State& state, const std::vector<std::string>& nodes, 
             state.SetIterationTime(std::chrono::duration<double>(d).count());
         });
     }
-    report_percentiles(state, std::move(samples));
+    report_percentiles(state, name, std::move(samples));
 }
 
 /// Times the acquire; releases untimed.
@@ -167,13 +167,16 @@ std::vector<std::string> first(std::size_t n) {
 }
 
 void uncontended_acquire(benchmark::State& state) {
-    sequential(state, first(static_cast<std::size_t>(state.range(0))), timed_acquire);
+    sequential(state, "uncontended_acquire_" + std::to_string(state.range(0)),
+               first(static_cast<std::size_t>(state.range(0))), timed_acquire);
 }
 void uncontended_release(benchmark::State& state) {
-    sequential(state, first(static_cast<std::size_t>(state.range(0))), timed_release);
+    sequential(state, "uncontended_release_" + std::to_string(state.range(0)),
+               first(static_cast<std::size_t>(state.range(0))), timed_release);
 }
 void acquire_release_cycle(benchmark::State& state) {
-    sequential(state, first(static_cast<std::size_t>(state.range(0))), timed_cycle);
+    sequential(state, "acquire_release_cycle_" + std::to_string(state.range(0)),
+               first(static_cast<std::size_t>(state.range(0))), timed_cycle);
 }
 BENCHMARK(uncontended_acquire)
     ->Arg(1)
@@ -214,7 +217,7 @@ void single_set_floor(benchmark::State& state) {
         state.SetIterationTime(std::chrono::duration<double>(d).count());
     }
     redisFree(c);
-    report_percentiles(state, std::move(samples));
+    report_percentiles(state, "single_set_floor", std::move(samples));
 }
 BENCHMARK(single_set_floor)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
@@ -310,18 +313,55 @@ void contended_single_key(benchmark::State& state) {
 }
 BENCHMARK(contended_single_key)->Arg(16)->Iterations(1)->Unit(benchmark::kSecond);
 
-/// Uncontended acquire with the last node behind a proxy adding 20 ms to every reply.
+/// Uncontended acquire with the last node behind a proxy adding `range(0)` ms to every reply;
+/// 0 is the healthy baseline with the same proxy hop. Releases are not awaited, so that the
+/// loop never sleeps for the slow node (a sleeping loop measures wake-up latency instead).
 void acquire_one_node_slowed(benchmark::State& state) {
     auto nodes = all_nodes();
     const auto last = nodes.back();
     const auto colon = last.rfind(':');
     redlock::test::fault_proxy proxy(last.substr(0, colon),
                                      static_cast<std::uint16_t>(std::stoi(last.substr(colon + 1))));
-    proxy.set_latency(20ms);
+    proxy.set_latency(std::chrono::milliseconds(state.range(0)));
     nodes.back() = proxy.address();
-    sequential(state, nodes, timed_acquire);
+    asio::io_context io;
+    redlock::client client(io.get_executor(), config_for(nodes));
+    std::vector<double> samples;
+    std::uint64_t i = 0;
+    int releasing = 0;
+    auto one = [&](bool timed) {
+        bool done = false;
+        const auto start = clock_type::now();
+        client.async_acquire(
+            "bench:slow:" + std::to_string(i++), once(),
+            [&](std::error_code ec, redlock::acquire_result r) {
+                const auto d = clock_type::now() - start;
+                if (ec) {
+                    std::abort();
+                }
+                if (timed) {
+                    samples.push_back(micros(d));
+                    state.SetIterationTime(std::chrono::duration<double>(d).count());
+                }
+                ++releasing;
+                client.async_release(
+                    r.lock, [&](std::error_code, redlock::release_result) { --releasing; });
+                done = true;
+            });
+        run_until(io, done);
+    };
+    one(false);
+    for (auto _ : state) {
+        one(true);
+    }
+    io.restart();
+    while (releasing > 0) {
+        io.run_one();
+    }
+    report_percentiles(state, "acquire_one_node_slowed_" + std::to_string(state.range(0)),
+                       std::move(samples));
 }
-BENCHMARK(acquire_one_node_slowed)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(acquire_one_node_slowed)->Arg(0)->Arg(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 } // namespace
 

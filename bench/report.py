@@ -58,7 +58,8 @@ for r in range(1, rounds + 1):
     for c in (1, 16, 64, 256):
         add(f"tp{c}", o[f"throughput_distinct_keys/{c}"]["cycles_per_s"])
     add("contended", o["contended_single_key/16"]["grants_per_s"])
-    add("slowed_p50", o["acquire_one_node_slowed"]["p50_us"])
+    add("proxied_p50", o["acquire_one_node_slowed/0"]["p50_us"])
+    add("slowed_p50", o["acquire_one_node_slowed/20"]["p50_us"])
     for lib in ("v5", "v4"):
         add(f"{lib}_acquire_p50", p[lib]["acquire_p50_us"])
         add(f"{lib}_acquire_p99", p[lib]["acquire_p99_us"])
@@ -102,7 +103,8 @@ print(f"| redis-benchmark -c 1 -t set, p50 | {cell('redis_benchmark_p50', 1)} | 
 for n in (1, 3, 5):
     print(f"| acquire p50, N={n} | {cell(f'acquire{n}_p50', 1)} | {med(f'acquire{n}_p50') / floor:.2f} |")
 print(f"| release p50, N=5 | {cell('release5_p50', 1)} | {med('release5_p50') / floor:.2f} |")
-print(f"| acquire p50, N=5, one node +20 ms | {cell('slowed_p50', 1)} | {med('slowed_p50') / floor:.2f} |")
+print(f"| acquire p50, N=5, one node behind the proxy, +0 ms | {cell('proxied_p50', 1)} | {med('proxied_p50') / floor:.2f} |")
+print(f"| acquire p50, N=5, one node behind the proxy, +20 ms | {cell('slowed_p50', 1)} | {med('slowed_p50') / floor:.2f} |")
 for c in (1, 16, 64, 256):
     print(f"| cycles/s, {c} concurrent distinct keys | {cell(f'tp{c}')} | |")
 
@@ -110,7 +112,8 @@ targets = [
     ("acquire p50 N=5 <= 1.4x floor", med("acquire5_p50") / floor, 1.4, True),
     ("acquire p50 N=5 <= 0.85x node-redlock v5", med("acquire5_p50") / med("v5_acquire_p50"), 0.85, True),
     ("cycles/s at 64 keys >= 5x node-redlock v5", med("tp64") / med("v5_tp64"), 5.0, False),
-    ("slowed-node acquire p50 <= 1.2x healthy", med("slowed_p50") / med("acquire5_p50"), 1.2, True),
+    ("slowed-node acquire p50 <= 1.2x healthy (same proxy at +0 ms)",
+     med("slowed_p50") / med("proxied_p50"), 1.2, True),
 ]
 print("\n| target | measured | met |")
 print("| --- | --- | --- |")
@@ -122,7 +125,7 @@ for label, value, bound, upper in targets:
 samples = os.path.join(out_dir, "samples")
 curves = [("single_set_floor.txt", "one SET (floor)"),
           ("uncontended_acquire_5.txt", "redlock acquire, N=5"),
-          ("acquire_one_node_slowed.txt", "redlock acquire, N=5, one node +20 ms"),
+          ("acquire_one_node_slowed_20.txt", "redlock acquire, N=5, one node +20 ms"),
           ("node_redlock_v5_acquire.txt", "node-redlock v5 acquire, N=5"),
           ("node_redlock_v4_acquire.txt", "redlock@4 acquire, N=5")]
 plot = []
