@@ -143,7 +143,7 @@ for file, title in curves:
     plot.append(f"'{cdf}' using 1:2 with lines lw 2 title '{title}'")
 if plot:
     image = os.path.join(os.path.dirname(out_dir.rstrip("/")), "latency-cdf.png")
-    script = f"""set terminal pngcairo size 900,520 font ',10'
+    script = f"""set terminal pngcairo size 900,520 font ',10' noenhanced
 set output '{image}'
 set logscale x
 set xlabel 'latency (microseconds, log scale)'

@@ -4,12 +4,4 @@
 # (redlock demo), and stops what it started. Extra arguments go to `redlock demo`.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD_DIR:-$root/build}
-nodes="$root/compose/local-nodes.sh"
-
-bash "$root/scripts/setup.sh"
-if ! bash "$nodes" status >/dev/null 2>&1; then
-  trap 'bash "$nodes" down' EXIT
-  bash "$nodes" up
-fi
-"$build/redlock" demo "$@"
+exec bash "$root/scripts/with-nodes.sh" "${BUILD_DIR:-$root/build}/redlock" demo "$@"
