@@ -45,8 +45,12 @@ void operation::record_vote(std::size_t node, const classified& c, std::string_v
     vote.error = c.error;
     vote.server_message = std::string(message);
     vote.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - round_start_);
+    observe(vote);
+}
+
+void operation::observe(const node_vote& vote) const {
     if (auto* m = impl_->metrics()) {
-        m->on_node_reply(node, vote.error, vote.latency);
+        m->on_node_reply(vote.node, vote.error, vote.latency);
     }
 }
 
@@ -73,9 +77,7 @@ void operation::record_timeouts(clock::time_point now) {
             vote.error = errc::node_timeout;
             vote.latency =
                 std::chrono::duration_cast<std::chrono::microseconds>(now - round_start_);
-            if (auto* m = impl_->metrics()) {
-                m->on_node_reply(node, vote.error, vote.latency);
-            }
+            observe(vote);
         }
     }
 }

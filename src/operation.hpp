@@ -73,6 +73,9 @@ protected:
     std::shared_ptr<client_impl> impl_;
 
 private:
+    /// Reports a settled vote to the metrics observer.
+    void observe(const node_vote& vote) const;
+
     boost::asio::steady_timer timer_;
     std::vector<node_vote> votes_;
     std::vector<bool> answered_;

@@ -153,9 +153,7 @@ TEST_F(nodes_test, paused_majority_times_out_and_its_late_sets_are_cleaned_up) {
     ASSERT_FALSE(ec);
     client.release(warm.lock, ec);
 
-    topology::pause(1);
-    topology::pause(2);
-    topology::pause(3);
+    topology::pause_majority();
     auto o = options();
     o.node_timeout = 200ms;
     const auto start = clock_type::now();
@@ -163,9 +161,7 @@ TEST_F(nodes_test, paused_majority_times_out_and_its_late_sets_are_cleaned_up) {
     EXPECT_EQ(ec, errc::quorum_unreachable) << r.message;
     EXPECT_GE(since(start), 200ms);
     EXPECT_EQ(r.votes[0].error, errc::node_timeout);
-    for (int node : {1, 2, 3}) {
-        topology::resume(node);
-    }
+    topology::resume_majority();
     EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }))
         << "SETs that landed after the timeout are deleted by the queued cleanup";
 }
@@ -195,9 +191,7 @@ TEST_F(nodes_test, ttl_too_short_for_the_round_trip_is_validity_expired) {
 TEST_F(nodes_test, cancelling_an_acquire_cleans_up_every_node) {
     io_thread io;
     std::optional<client> async(std::in_place, io.executor(), config());
-    topology::pause(1);
-    topology::pause(2);
-    topology::pause(3);
+    topology::pause_majority();
     auto o = options();
     o.node_timeout = 5s;
     boost::asio::cancellation_signal cancel;
@@ -217,9 +211,7 @@ TEST_F(nodes_test, cancelling_an_acquire_cleans_up_every_node) {
     ASSERT_EQ(result.wait_for(3s), std::future_status::ready);
     EXPECT_EQ(result.get(), errc::cancelled);
     EXPECT_LT(since(start), 2s) << "cancellation does not wait for the paused nodes";
-    for (int node : {1, 2, 3}) {
-        topology::resume(node);
-    }
+    topology::resume_majority();
     EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }))
         << "the paused nodes ran SET then the queued cleanup";
     async.reset();

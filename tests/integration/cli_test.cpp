@@ -99,13 +99,16 @@ TEST_F(nodes_test, cli_run_passes_the_commands_status_and_holds_the_lock_meanwhi
     EXPECT_EQ(keys_everywhere(), 0) << "released when the command exited";
 }
 
-TEST_F(nodes_test, cli_run_signals_the_command_when_the_lock_is_lost) {
-    std::thread saboteur([] {
+/// Takes the quorum away 400 ms from now, while a `run` holds its lock.
+std::thread pause_majority_soon() {
+    return std::thread([] {
         std::this_thread::sleep_for(400ms);
-        topology::pause(1);
-        topology::pause(2);
-        topology::pause(3);
+        topology::pause_majority();
     });
+}
+
+TEST_F(nodes_test, cli_run_signals_the_command_when_the_lock_is_lost) {
+    auto saboteur = pause_majority_soon();
     const auto start = clock_type::now();
     auto r = cli("run -t 300ms --grace 500ms cli:lost -- sh -c "
                  "'trap \"echo terminated; exit 0\" TERM; sleep 20 & wait'");
@@ -116,12 +119,7 @@ TEST_F(nodes_test, cli_run_signals_the_command_when_the_lock_is_lost) {
 }
 
 TEST_F(nodes_test, cli_run_kills_a_command_that_ignores_the_signal_after_the_grace_period) {
-    std::thread saboteur([] {
-        std::this_thread::sleep_for(400ms);
-        topology::pause(1);
-        topology::pause(2);
-        topology::pause(3);
-    });
+    auto saboteur = pause_majority_soon();
     const auto start = clock_type::now();
     auto r = cli("run -t 300ms --grace 300ms cli:stubborn -- sh -c 'trap \"\" TERM; sleep 20'");
     saboteur.join();

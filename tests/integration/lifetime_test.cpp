@@ -73,9 +73,7 @@ TEST_F(nodes_test, watchdog_reports_loss_when_a_majority_is_paused) {
     watchdog dog(client.async_client(), held.lock, renewal_options{}, probe.handler());
     std::this_thread::sleep_for(150ms);
     const auto trusted_until = dog.valid_until();
-    topology::pause(1);
-    topology::pause(2);
-    topology::pause(3);
+    topology::pause_majority();
     ASSERT_TRUE(eventually([&] { return probe.get().has_value(); }, 3s));
     EXPECT_EQ(*probe.get(), errc::lock_lost);
     EXPECT_TRUE(dog.lost());
@@ -167,9 +165,7 @@ TEST_F(nodes_test, with_lock_coroutine_cancels_the_work_on_loss) {
         co_return co_await with_lock(
             *async, "lost-work", options(400ms), renewal_options{},
             [&](const watchdog&) -> asio::awaitable<void> {
-                topology::pause(1);
-                topology::pause(2);
-                topology::pause(3);
+                topology::pause_majority();
                 asio::steady_timer forever(co_await asio::this_coro::executor, 30s);
                 try {
                     co_await forever.async_wait(asio::use_awaitable);
@@ -224,9 +220,7 @@ TEST_F(nodes_test, with_lock_blocking_success_exception_and_loss) {
     bool saw_stop = false;
     auto lost =
         client.with_lock("b-lost", options(400ms), {}, [&](const watchdog&, std::stop_token stop) {
-            topology::pause(1);
-            topology::pause(2);
-            topology::pause(3);
+            topology::pause_majority();
             for (int i = 0; i < 500 && !stop.stop_requested(); ++i) {
                 std::this_thread::sleep_for(10ms);
             }

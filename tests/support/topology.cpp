@@ -41,6 +41,18 @@ void topology::restart(int node) {
     script("restart " + std::to_string(node));
 }
 
+void topology::pause_majority() {
+    for (int node : {1, 2, 3}) {
+        pause(node);
+    }
+}
+
+void topology::resume_majority() {
+    for (int node : {1, 2, 3}) {
+        resume(node);
+    }
+}
+
 void topology::restore() {
     for (int node = 1; node <= static_cast<int>(size()); ++node) {
         // Resume first: a paused node counts as running for the script.

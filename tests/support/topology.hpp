@@ -26,6 +26,9 @@ public:
     static void pause(int node);
     static void resume(int node);
     static void restart(int node);
+    /// Pauses nodes 1, 2 and 3: no quorum answers any more, though every connection stays up.
+    static void pause_majority();
+    static void resume_majority();
     /// Everything running and answering, nothing paused, every database empty.
     static void restore();
 
