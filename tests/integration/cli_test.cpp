@@ -57,7 +57,11 @@ TEST_F(nodes_test, cli_acquire_status_extend_release_for_shell_scripts) {
     EXPECT_EQ(cli("status cli:job ffffffffffffffffffffffffffffffff").status, 79);
 
     EXPECT_EQ(cli("extend -t 60s cli:job " + token).status, 0);
-    EXPECT_GT(inspector(1).pttl("cli:job"), 50000);
+    int extended = 0;
+    for (int node = 1; node <= 5; ++node) {
+        extended += inspector(node).pttl("cli:job") > 50000 ? 1 : 0;
+    }
+    EXPECT_GE(extended, 3) << "an extend succeeds with a quorum; a slow node may miss it";
 
     EXPECT_EQ(cli("release cli:job 0123456789abcdef0123456789abcdef").status, 79);
     EXPECT_EQ(inspector(3).get("cli:job"), token) << "a wrong token deletes nothing";
