@@ -2,14 +2,20 @@
 
 #include "backoff.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace redlock::detail {
 
-acquire_fsm::acquire_fsm(std::size_t nodes, const lock_options& options, random_source random)
+acquire_fsm::acquire_fsm(std::size_t nodes, const lock_options& options, random_source random,
+                         std::uint64_t fence_floor)
     : options_(options)
     , random_(std::move(random))
     , votes_(nodes)
+    , raises_(nodes)
+    , fence_floor_(fence_floor)
+    , counters_(nodes, 0)
     , answered_(nodes, false)
     , granted_(nodes, false)
     , refused_(nodes, false)
@@ -27,6 +33,10 @@ acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
     // the first).
     attempt_start_ = now;
     votes_ = tally(votes_.nodes());
+    raises_ = tally(votes_.nodes());
+    raising_ = false;
+    fence_token_ = 0;
+    counters_.assign(votes_.nodes(), 0);
     answered_.assign(votes_.nodes(), false);
     granted_.assign(votes_.nodes(), false);
     refused_.assign(votes_.nodes(), false);
@@ -35,7 +45,7 @@ acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
 }
 
 acquire_action acquire_fsm::on_set_reply(unsigned attempt, std::size_t node, node_outcome outcome,
-                                         clock::time_point now) {
+                                         clock::time_point now, std::uint64_t counter) {
     if (state_ != state::attempting || attempt != attempt_) {
         return {};
     }
@@ -43,18 +53,23 @@ acquire_action acquire_fsm::on_set_reply(unsigned attempt, std::size_t node, nod
         answered_[node] = true;
         granted_[node] = outcome == node_outcome::granted;
         refused_[node] = outcome == node_outcome::refused;
+        counters_[node] = counter;
     }
     return decide(now);
 }
 
+acquire_action acquire_fsm::grant(clock::time_point now) {
+    const auto until = detail::valid_until(attempt_start_, options_);
+    if (until - now >= options_.min_validity) {
+        valid_until_ = until;
+        return finish({});
+    }
+    return fail_attempt(errc::validity_expired, now, true);
+}
+
 acquire_action acquire_fsm::decide(clock::time_point now) {
     if (votes_.reached()) {
-        const auto until = detail::valid_until(attempt_start_, options_);
-        if (until - now >= options_.min_validity) {
-            valid_until_ = until;
-            return finish({});
-        }
-        return fail_attempt(errc::validity_expired, now, true);
+        return options_.fencing ? begin_raise(now) : grant(now);
     }
     if (votes_.impossible()) {
         return fail_attempt(votes_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
@@ -63,7 +78,70 @@ acquire_action acquire_fsm::decide(clock::time_point now) {
     return {};
 }
 
+acquire_action acquire_fsm::begin_raise(clock::time_point now) {
+    // t is above every counter the granting majority returned: any earlier grant's raise
+    // majority meets this one, so t is above every token granted before.
+    std::uint64_t highest = fence_floor_;
+    behind_.clear();
+    for (std::size_t node = 0; node < votes_.nodes(); ++node) {
+        if (granted_[node]) {
+            highest = std::max(highest, counters_[node]);
+            if (counters_[node] < fence_floor_) {
+                behind_.push_back(node);
+            }
+        }
+    }
+    if (highest == std::numeric_limits<std::uint64_t>::max()) {
+        return fail_attempt(errc::unexpected_reply, now, true);
+    }
+    if (detail::valid_until(attempt_start_, options_) - now < options_.min_validity) {
+        return fail_attempt(errc::validity_expired, now, true);
+    }
+    fence_token_ = highest + 1;
+    raising_ = true;
+    state_ = state::raising;
+    const auto deadline = raise_deadline(attempt_start_, now, options_);
+    raise_capped_by_validity_ = deadline < now + options_.node_timeout;
+    for (std::size_t node = 0; node < votes_.nodes(); ++node) {
+        if (refused_[node]) {
+            // Our lock is not there: the raise would only refuse.
+            raises_.record(node, node_outcome::refused);
+        }
+    }
+    return {acquire_action::kind::send_raise, deadline, {}};
+}
+
+acquire_action acquire_fsm::on_raise_reply(unsigned attempt, std::size_t node,
+                                           node_outcome outcome, clock::time_point now) {
+    if (state_ != state::raising || attempt != attempt_) {
+        return {};
+    }
+    raises_.record(node, outcome);
+    return decide_raise(now);
+}
+
+acquire_action acquire_fsm::decide_raise(clock::time_point now) {
+    if (raises_.reached()) {
+        return grant(now);
+    }
+    if (raises_.impossible()) {
+        return fail_attempt(raises_.refusals_decide() ? errc::contention
+                                                      : errc::quorum_unreachable,
+                            now, true);
+    }
+    return {};
+}
+
 acquire_action acquire_fsm::on_deadline(clock::time_point now) {
+    if (state_ == state::raising) {
+        raises_.fail_pending();
+        if (raise_capped_by_validity_) {
+            return fail_attempt(errc::validity_expired, now, false);
+        }
+        return fail_attempt(raises_.refusals_decide() ? errc::contention
+                                                      : errc::quorum_unreachable,
+                            now, false);
+    }
     if (state_ == state::attempting) {
         const bool was_possible = !votes_.impossible();
         votes_.fail_pending();
@@ -155,6 +233,10 @@ acquire_action acquire_fsm::on_cancel(clock::time_point now) {
         // does not wait for silent nodes, whose cleanup is queued behind their SET.
         failure_ = errc::cancelled;
         votes_.fail_pending();
+        return fail_attempt(errc::cancelled, now, false);
+    case state::raising:
+        failure_ = errc::cancelled;
+        raises_.fail_pending();
         return fail_attempt(errc::cancelled, now, false);
     case state::cleaning_up:
         failure_ = errc::cancelled;

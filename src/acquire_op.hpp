@@ -23,14 +23,22 @@ private:
     void on_timer() override;
     void act(const acquire_action& action);
     void send_sets();
+    void send_set(std::size_t node, reply_tag tag, bool as_eval);
+    void send_raises();
+    void send_raise(std::size_t node, reply_tag tag, bool as_eval);
     void send_cleanups();
     void on_set_reply(reply_tag tag, const node_reply& reply);
+    void on_raise_reply(reply_tag tag, const node_reply& reply);
     void on_cleanup_reply(reply_tag tag, const node_reply& reply);
     void finish(std::error_code error);
+    void warn_about_counters_behind() const;
 
     std::string key_;
     std::string token_;
     std::string ttl_text_;
+    /// Fenced locks only.
+    std::string counter_key_;
+    std::string fence_text_;
     lock_options options_;
     acquire_fsm fsm_;
     completion<client::acquire_signature> completion_;

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_SRC_CLIENT_IMPL_HPP
 #define REDLOCK_SRC_CLIENT_IMPL_HPP
 
+#include "fence_floors.hpp"
 #include "node_connection.hpp"
 #include "token.hpp"
 #include "validity.hpp"
@@ -51,6 +52,9 @@ public:
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,
                                                              clock::time_point now);
 
+    /// Fencing tokens this client was granted, per key.
+    fence_floors& fences() noexcept { return fences_; }
+
     /// The observer from client_config, or null.
     metrics_observer* metrics() const noexcept { return config_.metrics.get(); }
 
@@ -70,6 +74,7 @@ private:
     std::unordered_set<cancellable*> live_;
     std::chrono::milliseconds largest_ttl_{0};
     std::vector<bool> reported_quarantined_;
+    fence_floors fences_;
     bool shut_down_ = false;
 };
 

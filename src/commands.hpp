@@ -8,6 +8,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,15 +29,25 @@ command set_nx_px(std::string_view key, std::string_view token, std::string_view
 command script_call(const script& s, bool as_eval, std::string_view key, std::string_view token,
                     std::string_view first = {}, std::string_view second = {});
 
+/// EVALSHA (or EVAL) of a fencing script: KEYS = key, counter_key; ARGV = token, value
+/// (the ttl for fence_acquire, the candidate token for fence_raise).
+command fence_script_call(const script& s, bool as_eval, std::string_view key,
+                          std::string_view counter_key, std::string_view token,
+                          std::string_view value);
+
 /// How a node answered, as a vote; `noscript` asks for the EVAL fallback.
 struct classified {
     node_outcome outcome = node_outcome::failed;
     std::error_code error;
     bool noscript = false;
+    /// fence_acquire grants only: the node's fencing counter.
+    std::uint64_t counter = 0;
 };
 
 classified classify_set_reply(const node_reply& reply);
 classified classify_script_reply(const node_reply& reply);
+/// fence_acquire: the counter as a decimal string when granted, nil when held by another.
+classified classify_fence_acquire_reply(const node_reply& reply);
 
 } // namespace redlock::detail
 

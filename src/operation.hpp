@@ -18,7 +18,7 @@
 namespace redlock::detail {
 
 /// Which command of an operation a reply belongs to.
-enum class command_kind : std::uint8_t { set, cleanup, script };
+enum class command_kind : std::uint8_t { set, raise, cleanup, script };
 
 struct reply_tag {
     unsigned attempt;

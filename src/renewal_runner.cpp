@@ -54,7 +54,8 @@ void renewal_runner::act(const renewal_action& action) {
 
 void renewal_runner::extend() {
     auto self = shared_from_this();
-    lock held(state_->key, state_->token, fsm_.valid_until(), state_->options);
+    lock held(state_->key, state_->token, fsm_.valid_until(), state_->options,
+              state_->fencing_token);
     auto on_done = [self](std::error_code ec, extend_result r) {
         if (auto* m = self->impl_->metrics()) {
             m->on_renewal(ec);

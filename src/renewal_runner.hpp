@@ -20,6 +20,7 @@ namespace redlock::detail {
 struct watchdog_state {
     std::string key;
     std::string token;
+    std::uint64_t fencing_token = 0;
     lock_options options;
     std::atomic<clock::rep> valid_until{0};
     std::atomic<bool> lost{false};

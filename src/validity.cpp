@@ -24,6 +24,11 @@ clock::time_point attempt_deadline(clock::time_point start, const lock_options& 
     return start + std::min<clock::duration>(options.node_timeout, validity_horizon(options));
 }
 
+clock::time_point raise_deadline(clock::time_point start, clock::time_point now,
+                                 const lock_options& options) noexcept {
+    return std::min(now + options.node_timeout, start + validity_horizon(options));
+}
+
 bool deadline_is_validity_horizon(const lock_options& options) noexcept {
     return validity_horizon(options) < options.node_timeout;
 }

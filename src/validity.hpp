@@ -21,6 +21,11 @@ clock::time_point valid_until(clock::time_point start, const lock_options& optio
 /// a quorum at the deadline still leaves min_validity.
 clock::time_point attempt_deadline(clock::time_point start, const lock_options& options) noexcept;
 
+/// The latest instant a fencing raise sent at `now` may still complete the attempt that
+/// started at `start`: the per-node timeout from now, capped like attempt_deadline.
+clock::time_point raise_deadline(clock::time_point start, clock::time_point now,
+                                 const lock_options& options) noexcept;
+
 /// Whether the deadline of an attempt is the validity horizon rather than the node timeout:
 /// then running out of time means "too slow", not "nodes unreachable".
 bool deadline_is_validity_horizon(const lock_options& options) noexcept;

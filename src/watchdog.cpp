@@ -13,6 +13,7 @@ watchdog::watchdog(client& owner, const lock& held, renewal_options options, los
     : state_(std::make_shared<detail::watchdog_state>()) {
     state_->key = held.key();
     state_->token = held.token();
+    state_->fencing_token = held.fencing_token();
     state_->options = held.options();
     state_->valid_until.store(held.valid_until().time_since_epoch().count());
     state_->on_loss = std::move(on_loss);
@@ -62,7 +63,8 @@ std::uint64_t watchdog::renewals() const noexcept {
 }
 
 lock watchdog::current() const {
-    return lock(state_->key, state_->token, valid_until(), state_->options);
+    return lock(state_->key, state_->token, valid_until(), state_->options,
+                state_->fencing_token);
 }
 
 } // namespace redlock

@@ -97,6 +97,11 @@ struct lock_options {
     /// A quorum counts only if at least this much validity is left.
     std::chrono::milliseconds min_validity{1};
     retry_options retry;
+    /// Also issue a fencing token (lock::fencing_token()) that strictly increases from one
+    /// holder of the key to the next across the quorum, for the protected resource to check.
+    /// Costs a second round trip per acquire and one counter key per lock key on every node
+    /// (fencing_counter_key(), no TTL). Needs durable nodes: see docs/safety.md. Off by default.
+    bool fencing = false;
 };
 
 } // namespace redlock

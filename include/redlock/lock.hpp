@@ -5,6 +5,7 @@
 #include <redlock/vote.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,8 @@ public:
     using clock = std::chrono::steady_clock;
 
     lock() = default;
-    lock(std::string key, std::string token, clock::time_point valid_until, lock_options options);
+    lock(std::string key, std::string token, clock::time_point valid_until, lock_options options,
+         std::uint64_t fencing_token = 0);
 
     /// False for a default-constructed lock or the lock slot of a failed acquire.
     bool held() const noexcept { return !token_.empty(); }
@@ -30,6 +32,10 @@ public:
     clock::duration remaining(clock::time_point now = clock::now()) const noexcept {
         return valid_until_ - now;
     }
+    /// For a lock acquired with lock_options::fencing: a token greater than that of every
+    /// earlier holder of the key, to present to the protected resource (see fencing.hpp).
+    /// The same for the whole life of the lock, extends included. 0 without fencing.
+    std::uint64_t fencing_token() const noexcept { return fencing_token_; }
     /// The options the lock was acquired with; extend reuses ttl and timeouts.
     const lock_options& options() const noexcept { return options_; }
 
@@ -38,6 +44,7 @@ private:
     std::string token_;
     clock::time_point valid_until_{};
     lock_options options_;
+    std::uint64_t fencing_token_ = 0;
 };
 
 /// What async_acquire reports. `lock` is held only when the error is empty.
