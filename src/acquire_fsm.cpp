@@ -111,8 +111,8 @@ acquire_action acquire_fsm::begin_raise(clock::time_point now) {
     return {acquire_action::kind::send_raise, deadline, {}};
 }
 
-acquire_action acquire_fsm::on_raise_reply(unsigned attempt, std::size_t node,
-                                           node_outcome outcome, clock::time_point now) {
+acquire_action acquire_fsm::on_raise_reply(unsigned attempt, std::size_t node, node_outcome outcome,
+                                           clock::time_point now) {
     if (state_ != state::raising || attempt != attempt_) {
         return {};
     }
@@ -125,8 +125,7 @@ acquire_action acquire_fsm::decide_raise(clock::time_point now) {
         return grant(now);
     }
     if (raises_.impossible()) {
-        return fail_attempt(raises_.refusals_decide() ? errc::contention
-                                                      : errc::quorum_unreachable,
+        return fail_attempt(raises_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
                             now, true);
     }
     return {};
@@ -138,8 +137,7 @@ acquire_action acquire_fsm::on_deadline(clock::time_point now) {
         if (raise_capped_by_validity_) {
             return fail_attempt(errc::validity_expired, now, false);
         }
-        return fail_attempt(raises_.refusals_decide() ? errc::contention
-                                                      : errc::quorum_unreachable,
+        return fail_attempt(raises_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
                             now, false);
     }
     if (state_ == state::attempting) {

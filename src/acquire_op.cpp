@@ -13,8 +13,9 @@ acquire_op::acquire_op(std::shared_ptr<client_impl> impl, std::string key, lock_
     , ttl_text_(std::to_string(options.ttl.count()))
     , counter_key_(options.fencing ? fencing_counter_key(key_) : std::string())
     , options_(std::move(options))
-    , fsm_(impl_->node_count(), options_, [impl = impl_.get()] { return impl->next_random(); },
-           options_.fencing ? impl_->fences().floor(key_) : 0)
+    , fsm_(
+          impl_->node_count(), options_, [impl = impl_.get()] { return impl->next_random(); },
+          options_.fencing ? impl_->fences().floor(key_) : 0)
     , completion_(std::move(done)) {}
 
 void acquire_op::start() {
@@ -76,9 +77,10 @@ void acquire_op::send_sets() {
 
 void acquire_op::send_set(std::size_t node, reply_tag tag, bool as_eval) {
     if (options_.fencing) {
-        send(node,
-             fence_script_call(fence_acquire_script, as_eval, key_, counter_key_, token_, ttl_text_),
-             tag);
+        send(
+            node,
+            fence_script_call(fence_acquire_script, as_eval, key_, counter_key_, token_, ttl_text_),
+            tag);
     } else {
         send(node, set_nx_px(key_, token_, ttl_text_), tag);
     }

@@ -63,8 +63,7 @@ std::uint64_t watchdog::renewals() const noexcept {
 }
 
 lock watchdog::current() const {
-    return lock(state_->key, state_->token, valid_until(), state_->options,
-                state_->fencing_token);
+    return lock(state_->key, state_->token, valid_until(), state_->options, state_->fencing_token);
 }
 
 } // namespace redlock

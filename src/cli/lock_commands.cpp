@@ -58,7 +58,11 @@ int acquire_command(const options& o) {
         say(o, "could not acquire " + o.positional[0] + ": " + r.message);
         return exit_for(ec);
     }
-    std::cout << r.lock.token() << "\n";
+    std::cout << r.lock.token();
+    if (o.fence) {
+        std::cout << " " << r.lock.fencing_token();
+    }
+    std::cout << "\n";
     say(o, "acquired " + o.positional[0] + ", valid for " + std::to_string(left_ms(r.lock)) +
                " ms; release with: redlock release " + o.positional[0] + " " + r.lock.token());
     return exit_ok;

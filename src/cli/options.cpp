@@ -171,6 +171,8 @@ std::optional<options> parse_options(int argc, const char* const* argv,
             ok = count_of(arg, o.stock, 1'000'000);
         } else if (arg == "--instances") {
             ok = count_of(arg, o.instances, 64);
+        } else if (arg == "--fence") {
+            o.fence = true;
         } else if (arg == "--no-quarantine") {
             o.quarantine = false;
         } else if (arg == "-q" || arg == "--quiet") {
@@ -209,6 +211,7 @@ lock_options to_lock_options(const options& o) {
     // --wait alone retries until the wait is over; --retries caps it either way.
     l.retry.max_attempts = o.wait.count() > 0 && o.retries == 0 ? 0 : o.retries + 1;
     l.retry.wait_budget = o.wait;
+    l.fencing = o.fence;
     return l;
 }
 
@@ -217,7 +220,8 @@ std::string usage() {
 
 usage:
   redlock run [options] KEY -- COMMAND [ARGS...]   run COMMAND while holding KEY
-  redlock acquire [options] KEY                    take KEY, print its token
+  redlock acquire [options] KEY                    take KEY, print its token (and,
+                                                   with --fence, its fencing token)
   redlock extend [options] KEY TOKEN               push KEY's expiry to --ttl from now
   redlock release [options] KEY TOKEN              release KEY if TOKEN still holds it
   redlock status [options] KEY [TOKEN]             show KEY on every node
@@ -233,6 +237,8 @@ options:
       --on-loss SIG     run: signal for the command when the lock is lost (default TERM;
                         none to only exit with 79 afterwards)
       --grace DUR       run: then SIGKILL after this (default 5s)
+      --fence           acquire, run: also take a fencing token, higher than any earlier
+                        holder's (run exports it as $REDLOCK_FENCING_TOKEN)
       --no-quarantine   count votes of nodes that restarted within the TTL (unsafe:
                         a node restarted without persistence forgot its locks)
   -q, --quiet           no messages on stderr

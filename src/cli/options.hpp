@@ -28,6 +28,7 @@ struct options {
     std::chrono::milliseconds grace{5000}; ///< run: then SIGKILL after this
     bool quiet = false;
     bool quarantine = true;
+    bool fence = false; ///< acquire and run: also take a fencing token
     // demo
     unsigned buyers = 200;
     unsigned stock = 100;

@@ -73,6 +73,9 @@ private:
     bool spawn() {
         ::setenv("REDLOCK_KEY", held_.key().c_str(), 1);
         ::setenv("REDLOCK_TOKEN", held_.token().c_str(), 1);
+        if (held_.fencing_token() != 0) {
+            ::setenv("REDLOCK_FENCING_TOKEN", std::to_string(held_.fencing_token()).c_str(), 1);
+        }
         std::vector<char*> argv;
         for (const auto& a : o_.child) {
             argv.push_back(const_cast<char*>(a.c_str()));

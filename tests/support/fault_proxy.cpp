@@ -201,4 +201,17 @@ void fault_proxy::reset_connections() {
     done.get_future().wait();
 }
 
+void fault_proxy::cut_over(mode m) {
+    std::promise<void> done;
+    asio::post(impl_->io, [this, m, &done] {
+        impl_->current.store(m);
+        for (auto& c : impl_->connections) {
+            c->close(true);
+        }
+        impl_->connections.clear();
+        done.set_value();
+    });
+    done.get_future().wait();
+}
+
 } // namespace redlock::test

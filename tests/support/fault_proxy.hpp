@@ -33,6 +33,10 @@ public:
     void set_mode(mode m);
     /// Cuts every open connection with a TCP reset (SO_LINGER 0).
     void reset_connections();
+    /// Sets the mode and cuts every open connection in one step of the proxy's own thread:
+    /// no connection carries traffic under both modes, so none swallows a request and then
+    /// answers later ones (which real TCP never does).
+    void cut_over(mode m);
 
 private:
     struct impl;

@@ -41,6 +41,27 @@ void topology::restart(int node) {
     script("restart " + std::to_string(node));
 }
 
+void topology::enable_aof(int node) {
+    inspector look(node);
+    look.run({"CONFIG", "SET", "appendfsync", "always"});
+    look.run({"CONFIG", "SET", "appendonly", "yes"});
+    const bool written = eventually(
+        [&] {
+            const auto info = look.run({"INFO", "persistence"});
+            return info.find("aof_enabled:1") != std::string::npos &&
+                   info.find("aof_rewrite_in_progress:0") != std::string::npos &&
+                   info.find("aof_rewrite_scheduled:0") != std::string::npos;
+        },
+        std::chrono::seconds(10));
+    if (!written) {
+        throw std::runtime_error("node " + std::to_string(node) + " did not finish its AOF");
+    }
+}
+
+void topology::restart_with_aof(int node) {
+    script("restart " + std::to_string(node) + " --aof");
+}
+
 void topology::pause_majority() {
     for (int node : {1, 2, 3}) {
         pause(node);
@@ -62,7 +83,9 @@ void topology::restore() {
     }
     script("up >/dev/null");
     for (int node = 1; node <= static_cast<int>(size()); ++node) {
-        inspector(node).run({"FLUSHALL"});
+        inspector look(node);
+        look.run({"FLUSHALL"});
+        look.run({"CONFIG", "SET", "appendonly", "no"});
     }
 }
 

@@ -25,11 +25,17 @@ public:
     static void kill(int node);
     static void pause(int node);
     static void resume(int node);
+    /// kill -9, then start empty (no persistence).
     static void restart(int node);
+    /// Turns the append-only file on (appendfsync always) and waits until it holds the
+    /// whole dataset: from then on every acknowledged write survives a kill -9.
+    static void enable_aof(int node);
+    /// kill -9, then start from the append-only file written since enable_aof().
+    static void restart_with_aof(int node);
     /// Pauses nodes 1, 2 and 3: no quorum answers any more, though every connection stays up.
     static void pause_majority();
     static void resume_majority();
-    /// Everything running and answering, nothing paused, every database empty.
+    /// Everything running and answering, nothing paused, every database empty, no AOF.
     static void restore();
 
 private:

@@ -29,7 +29,8 @@ struct harness {
         options.fencing = true;
     }
     acquire_fsm make(std::uint64_t floor = 0) {
-        return acquire_fsm(5, options, [] { return 0; }, floor);
+        return acquire_fsm(
+            5, options, [] { return 0; }, floor);
     }
 };
 
@@ -198,8 +199,8 @@ TEST(fence_floors, keeps_the_highest_and_stays_bounded) {
     EXPECT_EQ(floors.floor("b"), 0u);
     floors.raise("b", 1);
     floors.raise("c", 9);
-    const int remembered = (floors.floor("a") != 0) + (floors.floor("b") != 0) +
-                           (floors.floor("c") != 0);
+    const int remembered =
+        (floors.floor("a") != 0) + (floors.floor("b") != 0) + (floors.floor("c") != 0);
     EXPECT_EQ(remembered, 2);
     EXPECT_EQ(floors.floor("c"), 9u);
 }
