@@ -6,6 +6,7 @@
 #include "scripts.hpp"
 
 #include <redlock/blocking_client.hpp>
+#include <redlock/fencing.hpp>
 #include <redlock/node_address.hpp>
 
 #include <hiredis/hiredis.h>
@@ -87,7 +88,44 @@ public:
         return value;
     }
 
+    /// The reference fenced resource (lua/fenced_call.lua) around one command on `key`.
+    /// Returns false when the store fenced the token off; the reply goes to `text`.
+    bool run_fenced(const std::string& key, std::uint64_t token,
+                    const std::vector<std::string>& command, std::string& text) {
+        std::vector<std::string> args{"EVALSHA", std::string(detail::fenced_call_script.sha1),
+                                      "2",       key + ":fence",
+                                      key,       std::to_string(token)};
+        args.insert(args.end(), command.begin(), command.end());
+        try {
+            run(args, &text);
+        } catch (const std::runtime_error& e) {
+            const std::string why = e.what();
+            if (why.find("NOSCRIPT") != std::string::npos) {
+                args[0] = "EVAL";
+                args[1] = std::string(detail::fenced_call_script.text);
+                return run_fenced_once(args, text);
+            }
+            if (why.find("FENCED") != std::string::npos) {
+                return false;
+            }
+            throw;
+        }
+        return true;
+    }
+
 private:
+    bool run_fenced_once(const std::vector<std::string>& args, std::string& text) {
+        try {
+            run(args, &text);
+        } catch (const std::runtime_error& e) {
+            if (std::string(e.what()).find("FENCED") != std::string::npos) {
+                return false;
+            }
+            throw;
+        }
+        return true;
+    }
+
     redisContext* context_ = nullptr;
 };
 
@@ -213,6 +251,51 @@ void redlock_buyer(run_state& s, blocking_client& locks, std::mt19937_64& random
     }
 }
 
+/// 4. Redlock with fencing tokens, and holders that freeze mid-sale (the tail of the
+/// critical section stands for a GC pause): nothing renews and nothing looks at the clock
+/// after the pause. The stock store itself turns away every token older than one it has seen.
+void fenced_buyer(run_state& s, blocking_client& locks, std::mt19937_64& random) {
+    store_connection store(s.store);
+    lock_options options;
+    options.ttl = demo_ttl;
+    options.fencing = true;
+    options.retry.max_attempts = 0;
+    options.retry.backoff_initial = 1ms;
+    options.retry.backoff_max = 20ms;
+    for (bool buying = true; buying && clock_type::now() < s.deadline;) {
+        options.retry.wait_budget =
+            std::chrono::duration_cast<std::chrono::milliseconds>(s.deadline - clock_type::now());
+        if (options.retry.wait_budget <= 0ms) {
+            break;
+        }
+        std::error_code ec;
+        auto r = locks.acquire(s.key("lock"), options, ec);
+        if (ec) {
+            continue;
+        }
+        const auto token = r.lock.fencing_token();
+        std::string text;
+        if (!store.run_fenced(s.key("stock"), token, {"GET", s.key("stock")}, text)) {
+            s.aborted.fetch_add(1);
+        } else if (std::atoll(text.c_str()) <= 0) {
+            buying = false;
+        } else {
+            const long long stock = std::atoll(text.c_str());
+            std::this_thread::sleep_for(business_latency(random));
+            if (store.run_fenced(s.key("stock"), token,
+                                 {"SET", s.key("stock"), std::to_string(stock - 1)}, text)) {
+                // Counting orders is a single atomic command: it needs no lock.
+                store.run({"INCR", s.key("orders")});
+            } else {
+                s.aborted.fetch_add(1);
+            }
+        }
+        if (locks.release(r.lock, ec), ec == errc::lock_lost) {
+            s.lost.fetch_add(1);
+        }
+    }
+}
+
 class progress {
 public:
     explicit progress(bool quiet)
@@ -247,7 +330,7 @@ outcome run_strategy(const options& o, const node_address& store_address, const 
     {
         store_connection store(store_address);
         store.run({"SET", prefix + "stock", std::to_string(o.stock)});
-        store.run({"DEL", prefix + "orders", prefix + "lock"});
+        store.run({"DEL", prefix + "orders", prefix + "lock", prefix + "stock:fence"});
     }
     run_state s{o, store_address, prefix, clock_type::now() + demo_deadline, {}, {}, {}};
     shown.begin(name);
@@ -280,7 +363,7 @@ outcome run_strategy(const options& o, const node_address& store_address, const 
     out.stock_left = store.run({"GET", prefix + "stock"});
     out.locks_lost = s.lost.load();
     out.aborted_writes = s.aborted.load();
-    store.run({"DEL", prefix + "stock", prefix + "orders", prefix + "lock"});
+    store.run({"DEL", prefix + "stock", prefix + "orders", prefix + "lock", prefix + "stock:fence"});
     return out;
 }
 
@@ -307,6 +390,8 @@ int demo_command(const options& o) {
         std::string name;
         std::string prefix;
         buyer_fn buyer;
+        /// What a write stopped because its lock was gone is called in this strategy.
+        std::string stopped_writes = "writes withheld after a lost lock";
     };
     const std::vector<strategy> strategies = {
         {"1 naive: SETNX + EXPIRE, DEL",
@@ -317,6 +402,11 @@ int demo_command(const options& o) {
          [&](run_state& s, unsigned instance, std::mt19937_64& r) {
              redlock_buyer(s, *instances[instance], r);
          }},
+        {"4 Redlock + fencing, frozen holders", "demo:fenced:",
+         [&](run_state& s, unsigned instance, std::mt19937_64& r) {
+             fenced_buyer(s, *instances[instance], r);
+         },
+         "stale accesses rejected by the store's fence"},
     };
 
     std::printf("flash sale: %u units, %u buyers on %u service instances, lock TTL %lld ms,\n"
@@ -348,8 +438,20 @@ int demo_command(const options& o) {
                               std::to_string(accounted - static_cast<long long>(o.stock)) +
                               " units sold that did not exist)") +
             (r.aborted_writes
-                 ? ", " + std::to_string(r.aborted_writes) + " writes withheld after a lost lock"
+                 ? ", " + std::to_string(r.aborted_writes) + " " + s.stopped_writes
                  : ""));
+    }
+    // The fencing counters outlive locks by design; these belong to the demo alone.
+    try {
+        for (const auto& text : o.nodes) {
+            node_address a;
+            std::string ignored;
+            if (!parse_node_address(text, a, ignored)) {
+                store_connection(a).run({"DEL", fencing_counter_key("demo:fenced:lock")});
+            }
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "redlock demo: " << e.what() << "\n";
     }
     std::printf("\nreconciliation:\n");
     for (const auto& line : reconciliations) {

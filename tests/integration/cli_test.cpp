@@ -131,7 +131,7 @@ TEST_F(nodes_test, cli_run_kills_a_command_that_ignores_the_signal_after_the_gra
     EXPECT_LT(since(start), 5s) << "SIGKILL after the grace period";
 }
 
-TEST_F(nodes_test, demo_strategy_three_never_oversells) {
+TEST_F(nodes_test, demo_strategies_three_and_four_never_oversell) {
     for (int run = 0; run < 2; ++run) {
         auto r = cli("demo --buyers 60 --stock 20 --instances 3 --quiet");
         ASSERT_EQ(r.status, 0) << r.out;
@@ -142,6 +142,14 @@ TEST_F(nodes_test, demo_strategy_three_never_oversells) {
         EXPECT_EQ(row[1], "20") << "orders equal stock";
         EXPECT_EQ(row[2], "0") << "nothing oversold";
         EXPECT_NE(r.out.find("3: stock left 0 + orders 20 = 20 (reconciles)"), std::string::npos)
+            << r.out;
+        ASSERT_TRUE(std::regex_search(
+            r.out, row,
+            std::regex(R"(\n4 Redlock \+ fencing, frozen holders +(\d+) +(\d+) +(\d+))")))
+            << r.out;
+        EXPECT_EQ(row[1], "20") << "the fence keeps frozen holders from selling twice";
+        EXPECT_EQ(row[2], "0");
+        EXPECT_NE(r.out.find("4: stock left 0 + orders 20 = 20 (reconciles)"), std::string::npos)
             << r.out;
         EXPECT_NE(r.out.find("\n1 naive"), std::string::npos);
     }
