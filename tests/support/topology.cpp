@@ -84,8 +84,11 @@ void topology::restore() {
     script("up >/dev/null");
     for (int node = 1; node <= static_cast<int>(size()); ++node) {
         inspector look(node);
+        look.run({"REPLICAOF", "NO", "ONE"});
         look.run({"FLUSHALL"});
         look.run({"CONFIG", "SET", "appendonly", "no"});
+        look.run({"CONFIG", "SET", "maxmemory", "0"});
+        look.run({"CONFIG", "SET", "busy-reply-threshold", "5000"});
     }
 }
 

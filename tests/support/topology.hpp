@@ -35,7 +35,8 @@ public:
     /// Pauses nodes 1, 2 and 3: no quorum answers any more, though every connection stays up.
     static void pause_majority();
     static void resume_majority();
-    /// Everything running and answering, nothing paused, every database empty, no AOF.
+    /// Everything running and answering, nothing paused, every database empty; no AOF, no
+    /// replication, no memory limit, the default script time limit.
     static void restore();
 
 private:
