@@ -70,6 +70,21 @@ private:
     std::thread thread_;
 };
 
+/// Whether this build runs under a sanitizer, which slows everything several times and
+/// keeps freed memory in quarantine: throughput and memory figures mean little there.
+constexpr bool sanitized() {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    return true;
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return true;
+#else
+    return false;
+#endif
+}
+
 inline std::chrono::milliseconds since(clock_type::time_point start) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start);
 }

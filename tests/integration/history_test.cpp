@@ -1,0 +1,199 @@
+// The history checker: contenders in threads and in two other processes take the same keys
+// thousands of times while a nemesis pauses, kills and restarts nodes and makes the network
+// drop, delay and cut traffic. No two holders' intervals may overlap and no increment of
+// the lock-protected counters may be lost.
+#include "support/fixture.hpp"
+#include "support/history.hpp"
+#include "support/proxied_nodes.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+
+extern char** environ;
+
+namespace redlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) {
+        out += (out.empty() ? "" : ",") + item;
+    }
+    return out;
+}
+
+pid_t spawn(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (const auto& a : args) {
+        argv.push_back(const_cast<char*>(a.c_str()));
+    }
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    if (::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
+        return -1;
+    }
+    return pid;
+}
+
+/// Faults, one at a time or two at once, never more than two nodes out: the lock must stay
+/// available as well as safe.
+class nemesis {
+public:
+    nemesis(proxied_nodes& nodes, unsigned seed)
+        : nodes_(nodes)
+        , random_(seed) {}
+
+    /// Injects faults until `until`, then heals everything.
+    void run(clock_type::time_point until) {
+        std::uniform_int_distribution<int> node(1, 5), action(0, 5), hold(100, 400);
+        while (clock_type::now() < until) {
+            const int first = node(random_);
+            int second = node(random_);
+            while (second == first) {
+                second = node(random_);
+            }
+            inject(action(random_), first);
+            if (action(random_) < 2) {
+                inject(action(random_), second);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(hold(random_)));
+            heal();
+            std::this_thread::sleep_for(std::chrono::milliseconds(hold(random_)));
+        }
+        heal();
+    }
+
+    int faults() const { return faults_; }
+
+private:
+    void inject(int action, int node) {
+        ++faults_;
+        switch (action) {
+        case 0:
+            topology::pause(node);
+            paused_.push_back(node);
+            return;
+        case 1:
+            topology::restart(node); // kill -9, back empty: the quarantine must hold
+            return;
+        case 2:
+            nodes_.proxy(node).set_mode(fault_proxy::mode::drop_replies);
+            cut_off_.push_back(node);
+            return;
+        case 3:
+            nodes_.proxy(node).set_latency(80ms);
+            slowed_.push_back(node);
+            return;
+        case 4:
+            nodes_.proxy(node).reset_connections();
+            return;
+        default:
+            nodes_.partition(node);
+            cut_off_.push_back(node);
+            return;
+        }
+    }
+
+    void heal() {
+        for (int node : paused_) {
+            topology::resume(node);
+        }
+        paused_.clear();
+        for (int node : slowed_) {
+            nodes_.proxy(node).set_latency(0ms);
+        }
+        slowed_.clear();
+        for (int node : cut_off_) {
+            nodes_.heal(node);
+        }
+        cut_off_.clear();
+    }
+
+    proxied_nodes& nodes_;
+    std::mt19937 random_;
+    std::vector<int> paused_, slowed_, cut_off_;
+    int faults_ = 0;
+};
+
+TEST(history_checker, finds_overlaps_per_key_and_only_those) {
+    const std::vector<grant_record> history{
+        {"a", 100, 200, true}, {"b", 150, 400, true}, {"a", 200, 300, true}, // back to back
+        {"a", 290, 350, true},                                               // overlaps
+        {"b", 100, 120, true},                                               // before
+    };
+    const auto found = overlapping_grants(history);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_NE(found.front().find("a: granted at 290"), std::string::npos) << found.front();
+}
+
+TEST_F(nodes_test, history_of_threads_and_processes_under_a_nemesis_has_no_overlap) {
+    const auto dir = std::filesystem::path(::testing::TempDir()) / "redlock-history";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    proxied_nodes nodes(5);
+    const std::vector<std::string> keys{"history:a", "history:b", "history:c", "history:d"};
+    constexpr auto run_for = 8s;
+    constexpr auto ttl = 1000ms;
+
+    std::vector<pid_t> workers;
+    for (int p = 0; p < 2; ++p) {
+        workers.push_back(spawn(
+            {REDLOCK_HISTORY_WORKER_PATH,
+             (dir / ("worker-" + std::to_string(p) + ".history")).string(),
+             joined(nodes.addresses()), joined(keys), dir.string(), std::to_string(ttl.count()),
+             std::to_string(run_for.count() * 1000), "3", std::to_string(p + 7)}));
+        ASSERT_GT(workers.back(), 0);
+    }
+    contender_options local;
+    local.nodes = nodes.addresses();
+    local.keys = keys;
+    local.counter_dir = dir.string();
+    local.ttl = ttl;
+    local.run_for = run_for;
+    local.seed = 3;
+    contender_outcome here;
+    std::thread contenders([&] { here = run_contenders(local, 2); });
+    nemesis chaos(nodes, 20261202);
+    chaos.run(clock_type::now() + run_for - 500ms);
+    contenders.join();
+    for (const pid_t pid : workers) {
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "worker " << pid;
+    }
+
+    auto history = here.grants;
+    for (int p = 0; p < 2; ++p) {
+        const auto theirs =
+            read_history((dir / ("worker-" + std::to_string(p) + ".history")).string());
+        EXPECT_GT(theirs.size(), 100u) << "worker " << p << " took part";
+        history.insert(history.end(), theirs.begin(), theirs.end());
+    }
+    const auto overlaps = overlapping_grants(history);
+    EXPECT_TRUE(overlaps.empty()) << overlaps.size() << " overlaps, first: " << overlaps.front();
+    long long increments = 0, counted = 0;
+    for (const auto& g : history) {
+        increments += g.incremented ? 1 : 0;
+    }
+    for (const auto& key : keys) {
+        counted += read_counter(dir.string(), key);
+    }
+    EXPECT_EQ(counted, increments) << "an increment under the lock was lost";
+    EXPECT_GE(history.size(), sanitized() ? 200u : 1000u) << "thousands of grants, not a handful";
+    EXPECT_GE(chaos.faults(), 10);
+    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }, 3s))
+        << "every lock released or expired";
+    std::printf("history: %zu grants (%lld increments) by 8 contenders in 3 processes, %d faults "
+                "injected, %zu overlaps, %lld keys left, %llu acquires given up here\n",
+                history.size(), increments, chaos.faults(), overlaps.size(), keys_everywhere(),
+                static_cast<unsigned long long>(here.failures));
+}
+
+} // namespace
+} // namespace redlock::test
