@@ -97,6 +97,10 @@ std::optional<lock> blocking_client::try_lock(std::string_view key, std::chrono:
 std::error_code blocking_client::run_locked(
     std::string_view key, const lock_options& options, const renewal_options& renewal,
     const std::function<void(const watchdog&, std::stop_token)>& work, std::string& message) {
+    if (auto why = check_renewal_options(renewal); !why.empty()) {
+        message = std::move(why);
+        return errc::invalid_argument;
+    }
     std::error_code ec;
     auto acquired = acquire(key, options, ec);
     if (ec) {

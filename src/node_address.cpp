@@ -223,7 +223,8 @@ void parse(std::string_view text, node_address& out) {
 
 std::string node_address::display() const {
     if (kind == transport::unix_socket) {
-        return "unix:" + path;
+        // The URL form: "unix:" + "//x" would read back as the URL unix://x.
+        return "unix://" + path;
     }
     const bool v6 = host.find(':') != std::string::npos;
     return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -13,6 +15,20 @@ namespace {
 
 std::string ms(std::chrono::microseconds d) {
     return std::to_string(static_cast<double>(d.count()) / 1000.0) + " ms";
+}
+
+/// Every duration is bounded like the ttl, so that no sum of them with a clock reading
+/// can overflow. `positive`: zero is refused too.
+std::string check_duration(const char* name, milliseconds d, bool positive) {
+    if (positive ? d <= milliseconds::zero() : d < milliseconds::zero()) {
+        return std::string(name) + (positive ? " must be positive" : " must not be negative") +
+               ", got " + std::to_string(d.count()) + " ms";
+    }
+    if (d > max_ttl) {
+        return std::string(name) + " of " + std::to_string(d.count()) +
+               " ms is over the limit of " + std::to_string(max_ttl.count()) + " ms";
+    }
+    return {};
 }
 
 } // namespace
@@ -47,29 +63,38 @@ std::string check_lock_options(const lock_options& o) {
         o.clock_drift_factor >= 1.0) {
         return "clock_drift_factor must be in [0, 1), got " + std::to_string(o.clock_drift_factor);
     }
-    if (o.drift_allowance < milliseconds::zero()) {
-        return "drift_allowance must not be negative";
-    }
-    if (o.min_validity < milliseconds::zero()) {
-        return "min_validity must not be negative";
+    const auto& r = o.retry;
+    for (const auto& [name, d, positive] :
+         {std::tuple{"node_timeout", o.node_timeout, true},
+          std::tuple{"drift_allowance", o.drift_allowance, false},
+          std::tuple{"min_validity", o.min_validity, false},
+          std::tuple{"retry.wait_budget", r.wait_budget, false},
+          std::tuple{"retry.backoff_initial", r.backoff_initial, false},
+          std::tuple{"retry.backoff_max", r.backoff_max, false}}) {
+        if (auto why = check_duration(name, d, positive); !why.empty()) {
+            return why;
+        }
     }
     if (o.ttl <= drift(o) + o.min_validity) {
         return "ttl (" + std::to_string(o.ttl.count()) +
                " ms) must be larger than the clock drift allowance (" + ms(drift(o)) +
                ") plus min_validity (" + std::to_string(o.min_validity.count()) + " ms)";
     }
-    if (o.node_timeout <= milliseconds::zero()) {
-        return "node_timeout must be positive";
-    }
-    const auto& r = o.retry;
-    if (r.wait_budget < milliseconds::zero()) {
-        return "retry.wait_budget must not be negative";
-    }
     if (r.max_attempts == 0 && r.wait_budget == milliseconds::zero()) {
         return "retry is unbounded: set retry.max_attempts or retry.wait_budget";
     }
-    if (r.backoff_initial < milliseconds::zero() || r.backoff_max < r.backoff_initial) {
+    if (r.backoff_max < r.backoff_initial) {
         return "retry backoff must satisfy 0 <= backoff_initial <= backoff_max";
+    }
+    return {};
+}
+
+std::string check_renewal_options(const renewal_options& o) {
+    for (const auto& [name, d] : {std::pair{"renewal interval", o.interval},
+                                  std::pair{"renewal retry_delay", o.retry_delay}}) {
+        if (auto why = check_duration(name, d, false); !why.empty()) {
+            return why + " (0 means the default)";
+        }
     }
     return {};
 }
@@ -94,11 +119,16 @@ std::string check_client_config(const client_config& c, std::vector<node_address
         }
         addresses.push_back(std::move(parsed));
     }
-    if (c.connect_timeout <= milliseconds::zero()) {
-        return "connect_timeout must be positive";
+    for (const auto& [name, d, positive] :
+         {std::tuple{"connect_timeout", c.connect_timeout, true},
+          std::tuple{"reconnect_delay_initial", c.reconnect_delay_initial, true},
+          std::tuple{"reconnect_delay_max", c.reconnect_delay_max, true},
+          std::tuple{"quarantine.assumed_max_ttl", c.quarantine.assumed_max_ttl, false}}) {
+        if (auto why = check_duration(name, d, positive); !why.empty()) {
+            return why;
+        }
     }
-    if (c.reconnect_delay_initial <= milliseconds::zero() ||
-        c.reconnect_delay_max < c.reconnect_delay_initial) {
+    if (c.reconnect_delay_max < c.reconnect_delay_initial) {
         return "reconnect delays must satisfy 0 < reconnect_delay_initial <= reconnect_delay_max";
     }
     if (c.max_in_flight_per_node == 0) {

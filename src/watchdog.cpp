@@ -1,6 +1,7 @@
 #include "redlock/watchdog.hpp"
 
 #include "renewal_runner.hpp"
+#include "validate.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/system_executor.hpp>
@@ -9,8 +10,15 @@ namespace redlock {
 
 namespace asio = boost::asio;
 
+std::string check_renewal_options(const renewal_options& options) {
+    return detail::check_renewal_options(options);
+}
+
 watchdog::watchdog(client& owner, const lock& held, renewal_options options, loss_handler on_loss)
     : state_(std::make_shared<detail::watchdog_state>()) {
+    if (auto why = check_renewal_options(options); !why.empty()) {
+        throw std::system_error(make_error_code(errc::invalid_argument), why);
+    }
     state_->key = held.key();
     state_->token = held.token();
     state_->fencing_token = held.fencing_token();

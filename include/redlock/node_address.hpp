@@ -20,7 +20,8 @@ struct node_address {
     std::string password; ///< empty means no AUTH
     int db = 0;           ///< SELECTed on every (re)connect when not 0
 
-    /// `host:port` or `unix:/path`, without credentials: safe for logs.
+    /// `host:port` or `unix:///path`, without credentials: safe for logs, and parses back to
+    /// the same server.
     std::string display() const;
 
     /// The same server regardless of credentials or database: two such entries

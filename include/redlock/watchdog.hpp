@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <system_error>
 
 namespace redlock {
@@ -29,6 +30,10 @@ struct watchdog_state;
 /// only woke up after it), and errc::cancelled when the client shut down, which ends renewal.
 /// It runs on the client's strand: post from it to your own executor, and do not block.
 ///
+/// Empty when `options` can be used, else what is wrong with them: an interval or
+/// retry_delay that is negative or over max_ttl.
+std::string check_renewal_options(const renewal_options& options);
+
 /// All member functions may be called from any thread.
 class watchdog {
 public:
@@ -36,6 +41,8 @@ public:
     using loss_handler = std::function<void(std::error_code)>;
 
     /// Starts renewing `held`, which must have been acquired through `owner`.
+    /// @throws std::system_error with errc::invalid_argument when check_renewal_options()
+    ///         finds `options` unusable.
     watchdog(client& owner, const lock& held, renewal_options options = {},
              loss_handler on_loss = {});
     /// Stops renewing (without releasing). A renewal already sent still completes first on

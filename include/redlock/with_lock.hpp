@@ -72,6 +72,11 @@ auto with_lock(client& owner, std::string key, lock_options options, renewal_opt
     constexpr auto as_tuple = asio::as_tuple(asio::use_awaitable);
 
     locked<value_type> out;
+    if (auto why = check_renewal_options(renewal); !why.empty()) {
+        out.error = make_error_code(errc::invalid_argument);
+        out.message = std::move(why);
+        co_return out;
+    }
     auto [acquire_error, acquired] = co_await owner.async_acquire(key, options, as_tuple);
     if (acquire_error) {
         out.error = acquire_error;

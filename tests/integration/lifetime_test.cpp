@@ -230,6 +230,30 @@ TEST_F(nodes_test, with_lock_blocking_success_exception_and_loss) {
     EXPECT_TRUE(saw_stop);
 }
 
+TEST_F(nodes_test, bad_renewal_options_are_refused_before_anything_is_locked) {
+    blocking_client client(config());
+    renewal_options bad;
+    bad.interval = -1ms;
+    bool ran = false;
+    auto r = client.with_lock("never", options(), bad,
+                              [&](const watchdog&, std::stop_token) { ran = true; });
+    EXPECT_EQ(r.error, errc::invalid_argument);
+    EXPECT_NE(r.message.find("interval"), std::string::npos) << r.message;
+    EXPECT_FALSE(ran);
+    EXPECT_EQ(keys_everywhere(), 0);
+
+    std::error_code ec;
+    auto held = client.acquire("held", options(), ec);
+    ASSERT_FALSE(ec);
+    try {
+        watchdog dog(client.async_client(), held.lock, bad);
+        ADD_FAILURE() << "a watchdog with a negative interval";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::invalid_argument);
+    }
+    client.release(held.lock, ec);
+}
+
 /// The classic Redlock double grant: the holder's majority is {1, 2, 3}; node 3 restarts
 /// empty and nodes 4 and 5 come up empty, so a second client finds three nodes that say yes.
 class quarantine_test : public nodes_test {

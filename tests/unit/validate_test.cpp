@@ -129,3 +129,56 @@ TEST(validate, connection_settings) {
 }
 
 } // namespace
+
+namespace {
+
+// Found by tests/fuzz/config_fuzzer.cpp: a duration in the millions of years overflowed
+// when converted to the clock's nanoseconds. Every duration is now bounded like the ttl.
+TEST(validate, every_duration_is_bounded_so_clock_arithmetic_cannot_overflow) {
+    const auto huge = std::chrono::milliseconds(std::numeric_limits<std::int64_t>::max() / 2);
+    using lock_field = std::chrono::milliseconds redlock::lock_options::*;
+    for (const auto& [field, name] :
+         {std::pair<lock_field, const char*>{&redlock::lock_options::node_timeout, "node_timeout"},
+          {&redlock::lock_options::drift_allowance, "drift_allowance"},
+          {&redlock::lock_options::min_validity, "min_validity"}}) {
+        redlock::lock_options o;
+        o.*field = huge;
+        const auto why = d::check_lock_options(o);
+        EXPECT_NE(why.find(name), std::string::npos) << why;
+        EXPECT_NE(why.find("over the limit"), std::string::npos) << why;
+    }
+    redlock::lock_options o;
+    o.retry.wait_budget = huge;
+    EXPECT_NE(d::check_lock_options(o).find("retry.wait_budget"), std::string::npos);
+    o = {};
+    o.retry.backoff_max = huge;
+    EXPECT_NE(d::check_lock_options(o).find("retry.backoff_max"), std::string::npos);
+    o = {};
+    o.retry.backoff_initial = -1ms;
+    EXPECT_NE(d::check_lock_options(o).find("must not be negative"), std::string::npos);
+    o = {};
+    o.node_timeout = redlock::max_ttl;
+    EXPECT_EQ(d::check_lock_options(o), "") << "the limit itself is accepted";
+
+    auto c = five();
+    c.connect_timeout = huge;
+    EXPECT_NE(config_error(c).find("connect_timeout"), std::string::npos);
+    c = five();
+    c.quarantine.assumed_max_ttl = huge;
+    EXPECT_NE(config_error(c).find("assumed_max_ttl"), std::string::npos);
+    c = five();
+    c.reconnect_delay_max = huge;
+    EXPECT_NE(config_error(c).find("reconnect_delay_max"), std::string::npos);
+}
+
+TEST(validate, renewal_options) {
+    EXPECT_EQ(d::check_renewal_options({}), "") << "zero means the default";
+    redlock::renewal_options r;
+    r.interval = -5ms;
+    EXPECT_NE(d::check_renewal_options(r).find("interval must not be negative"), std::string::npos);
+    r = {};
+    r.retry_delay = redlock::max_ttl + 1ms;
+    EXPECT_NE(d::check_renewal_options(r).find("over the limit"), std::string::npos);
+}
+
+} // namespace
