@@ -1,5 +1,7 @@
 #include "hiredis_adapter.hpp"
 
+#include <boost/asio/post.hpp>
+
 namespace redlock::detail {
 
 namespace asio = boost::asio;
@@ -39,8 +41,13 @@ void hiredis_adapter::del_read(void* self) {
 void hiredis_adapter::add_write(void* self) {
     auto* a = static_cast<hiredis_adapter*>(self);
     a->write_wanted_ = true;
-    if (!a->write_in_flight_) {
-        a->start_write();
+    if (a->write_in_flight_ || a->writing_) {
+        return; // a write is on its way, or hiredis asks from inside one (buffer full)
+    }
+    if (a->context_->c.flags & REDIS_CONNECTED) {
+        a->flush_soon();
+    } else {
+        a->start_write(); // hiredis 0.14 completes the connect on writability
     }
 }
 
@@ -84,12 +91,29 @@ void hiredis_adapter::start_write() {
                                if (ec || !self->context_ || !self->write_wanted_) {
                                    return;
                                }
-                               redisAsyncHandleWrite(self->context_);
-                               if (self->context_ && self->write_wanted_ &&
-                                   !self->write_in_flight_) {
-                                   self->start_write();
-                               }
+                               self->write_now();
                            });
+}
+
+void hiredis_adapter::flush_soon() {
+    write_in_flight_ = true;
+    asio::post(descriptor_.get_executor(), [self = shared_from_this()] {
+        self->write_in_flight_ = false;
+        if (!self->context_ || !self->write_wanted_) {
+            return;
+        }
+        self->write_now();
+    });
+}
+
+void hiredis_adapter::write_now() {
+    writing_ = true;
+    redisAsyncHandleWrite(context_); // may free the context: cleanup() clears context_
+    writing_ = false;
+    // Whatever did not fit waits for the socket to drain.
+    if (context_ && write_wanted_ && !write_in_flight_) {
+        start_write();
+    }
 }
 
 } // namespace redlock::detail

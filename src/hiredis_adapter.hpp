@@ -13,6 +13,10 @@ namespace redlock::detail {
 /// Drives one redisAsyncContext from an Asio executor: hiredis asks for read/write
 /// readiness through its ev hooks, this waits for it on the context's fd.
 ///
+/// Writes on a connected socket are not waited for: a connected socket is almost always
+/// writable, so the commands queued during one handler are written together right after
+/// it (one post, one write per node), and only a full socket buffer waits in the reactor.
+///
 /// hiredis owns the fd (it closes it in redisFree), so the descriptor is released, never
 /// closed. hiredis may free the context inside a read or write callback; the cleanup hook
 /// fires first, after which the context is never touched again.
@@ -33,6 +37,8 @@ private:
 
     void start_read();
     void start_write();
+    void flush_soon();
+    void write_now();
 
     boost::asio::posix::stream_descriptor descriptor_;
     redisAsyncContext* context_;
@@ -42,6 +48,7 @@ private:
     bool read_in_flight_ = false;
     bool write_wanted_ = false;
     bool write_in_flight_ = false;
+    bool writing_ = false;
 };
 
 } // namespace redlock::detail
