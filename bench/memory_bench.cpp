@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <malloc.h>
 #include <memory>
 #include <sstream>
 #include <unistd.h>
@@ -18,6 +19,12 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
+
+/// Bytes the allocator has handed out and not been given back.
+long heap_bytes() {
+    const auto info = ::mallinfo2();
+    return static_cast<long>(info.uordblks + info.hblkhd);
+}
 
 long resident_bytes() {
     std::ifstream statm("/proc/self/statm");
@@ -84,6 +91,7 @@ int main(int argc, char** argv) {
     });
 
     const long before = resident_bytes();
+    const long heap_before = heap_bytes();
     std::vector<redlock::lock> held(locks);
     std::size_t failed = 0;
     pipelined(io, locks, 256, [&](std::size_t i, std::function<void()> done) {
@@ -94,6 +102,9 @@ int main(int argc, char** argv) {
                                  done();
                              });
     });
+    io.restart();
+    io.run_for(std::chrono::milliseconds(500)); // late replies: their operations end
+    const long heap_locks = heap_bytes();
     std::vector<std::unique_ptr<redlock::watchdog>> dogs;
     dogs.reserve(locks);
     for (auto& l : held) {
@@ -102,6 +113,7 @@ int main(int argc, char** argv) {
     io.restart();
     io.poll(); // let every watchdog start
     const long with_locks = resident_bytes();
+    const long heap_with_dogs = heap_bytes();
 
     for (auto& dog : dogs) {
         dog.reset();
@@ -128,11 +140,18 @@ int main(int argc, char** argv) {
                              });
     });
     const long at_end = resident_bytes();
-    std::printf("{\"locks\": %zu, \"bytes_per_held_lock\": %.1f, \"cycles\": %zu, "
+    const auto per_lock = [&](long from, long to) {
+        return static_cast<double>(to - from) / static_cast<double>(locks);
+    };
+    std::printf("{\"locks\": %zu, \"heap_bytes_per_lock\": %.1f, "
+                "\"heap_bytes_per_watchdog\": %.1f, \"heap_bytes_per_held_lock\": %.1f, ",
+                locks, per_lock(heap_before, heap_locks), per_lock(heap_locks, heap_with_dogs),
+                per_lock(heap_before, heap_with_dogs));
+    std::printf("\"bytes_per_held_lock\": %.1f, \"cycles\": %zu, "
                 "\"rss_at_10pct_kib\": %ld, \"rss_at_end_kib\": %ld, \"rss_peak_kib\": %ld, "
                 "\"rss_growth_pct\": %.2f, \"failed\": %zu}\n",
-                locks, static_cast<double>(with_locks - before) / static_cast<double>(locks),
-                cycles, at_tenth / 1024, at_end / 1024, std::max(peak, at_end) / 1024,
+                static_cast<double>(with_locks - before) / static_cast<double>(locks), cycles,
+                at_tenth / 1024, at_end / 1024, std::max(peak, at_end) / 1024,
                 100.0 * static_cast<double>(at_end - at_tenth) / static_cast<double>(at_tenth),
                 failed);
     return failed == 0 ? 0 : 1;

@@ -202,6 +202,7 @@ void acquire_op::finish(std::error_code error) {
     if (completion_.done()) {
         return;
     }
+    stop_timer();
     acquire_result result;
     result.attempts = fsm_.attempt();
     if (!error) {

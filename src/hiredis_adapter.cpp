@@ -1,5 +1,7 @@
 #include "hiredis_adapter.hpp"
 
+#include "sigpipe_guard.hpp"
+
 #include <boost/asio/post.hpp>
 
 namespace redlock::detail {
@@ -108,7 +110,10 @@ void hiredis_adapter::flush_soon() {
 
 void hiredis_adapter::write_now() {
     writing_ = true;
-    redisAsyncHandleWrite(context_); // may free the context: cleanup() clears context_
+    {
+        const sigpipe_guard no_sigpipe;
+        redisAsyncHandleWrite(context_); // may free the context: cleanup() clears context_
+    }
     writing_ = false;
     // Whatever did not fit waits for the socket to drain.
     if (context_ && write_wanted_ && !write_in_flight_) {

@@ -25,6 +25,10 @@ void operation::arm_timer(clock::time_point at) {
     });
 }
 
+void operation::stop_timer() {
+    timer_.cancel();
+}
+
 void operation::begin_round(clock::time_point now) {
     round_start_ = now;
     votes_.assign(impl_->node_count(), node_vote{});

@@ -48,6 +48,9 @@ public:
 protected:
     /// Calls on_timer() at `at`; replaces any earlier arming.
     void arm_timer(clock::time_point at);
+    /// A finished operation lets go of its timer at once: a pending wait would keep the
+    /// whole operation alive until its deadline, long after its last reply.
+    void stop_timer();
     virtual void on_timer() = 0;
 
     /// Starts a new round of votes, all sent now.

@@ -103,6 +103,7 @@ private:
         if (completion_.done()) {
             return;
         }
+        stop_timer();
         auto result = Traits::result(fsm_, held_, ttl_);
         if (error) {
             result.message =

@@ -363,7 +363,8 @@ outcome run_strategy(const options& o, const node_address& store_address, const 
     out.stock_left = store.run({"GET", prefix + "stock"});
     out.locks_lost = s.lost.load();
     out.aborted_writes = s.aborted.load();
-    store.run({"DEL", prefix + "stock", prefix + "orders", prefix + "lock", prefix + "stock:fence"});
+    store.run(
+        {"DEL", prefix + "stock", prefix + "orders", prefix + "lock", prefix + "stock:fence"});
     return out;
 }
 
@@ -437,9 +438,8 @@ int demo_command(const options& o) {
                         : " (should be " + std::to_string(o.stock) + ": " +
                               std::to_string(accounted - static_cast<long long>(o.stock)) +
                               " units sold that did not exist)") +
-            (r.aborted_writes
-                 ? ", " + std::to_string(r.aborted_writes) + " " + s.stopped_writes
-                 : ""));
+            (r.aborted_writes ? ", " + std::to_string(r.aborted_writes) + " " + s.stopped_writes
+                              : ""));
     }
     // The fencing counters outlive locks by design; these belong to the demo alone.
     try {

@@ -4,6 +4,7 @@
 
 #include <redlock/error.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
@@ -14,6 +15,12 @@ int main(int argc, char** argv) {
     if (!o) {
         std::cerr << "redlock: " << error << "\n";
         return exit_usage;
+    }
+    if (o->command != "run") {
+        // status and demo talk to Redis through blocking hiredis, whose writes to a reset
+        // connection would raise SIGPIPE; a failed write is reported as an error instead.
+        // run keeps the default, which its command inherits.
+        std::signal(SIGPIPE, SIG_IGN);
     }
     try {
         if (o->command == "help") {

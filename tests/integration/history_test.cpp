@@ -165,7 +165,10 @@ TEST_F(nodes_test, history_of_threads_and_processes_under_a_nemesis_has_no_overl
     for (const pid_t pid : workers) {
         int status = 0;
         ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "worker " << pid;
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            << "worker " << pid << ": "
+            << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                    : "exit status " + std::to_string(WEXITSTATUS(status)));
     }
 
     auto history = here.grants;

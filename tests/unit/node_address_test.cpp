@@ -73,7 +73,8 @@ TEST(node_address, unix_sockets) {
     EXPECT_EQ(parse_ok("unix:/tmp/r.sock").path, "/tmp/r.sock");
     EXPECT_EQ(parse_ok("/tmp/r.sock").display(), "unix:///tmp/r.sock");
     EXPECT_EQ(parse_ok("//tmp/r.sock").display(), "unix:////tmp/r.sock");
-    EXPECT_EQ(parse_ok(parse_ok("//tmp/r.sock").display()).path, "//tmp/r.sock") << "found by the fuzzer";
+    EXPECT_EQ(parse_ok(parse_ok("//tmp/r.sock").display()).path, "//tmp/r.sock")
+        << "found by the fuzzer";
 }
 
 TEST(node_address, malformed_addresses_are_explained) {
