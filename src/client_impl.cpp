@@ -18,7 +18,8 @@ client_impl::client_impl(const boost::asio::any_io_executor& executor, client_co
     : strand_(boost::asio::make_strand(executor))
     , config_(std::move(config))
     , jitter_(jitter_seed(tokens_))
-    , reported_quarantined_(addresses.size(), false) {
+    , reported_quarantined_(addresses.size(), false)
+    , timers_(std::make_shared<renewal_timers>(strand_)) {
     nodes_.reserve(addresses.size());
     for (std::size_t i = 0; i < addresses.size(); ++i) {
         nodes_.push_back(
@@ -70,6 +71,7 @@ void client_impl::shutdown() {
             op->cancel();
         }
     }
+    timers_->clear();
     for (auto& node : nodes_) {
         node->shutdown();
     }

@@ -3,6 +3,7 @@
 
 #include "fence_floors.hpp"
 #include "node_connection.hpp"
+#include "renewal_timers.hpp"
 #include "token.hpp"
 #include "validity.hpp"
 
@@ -52,6 +53,9 @@ public:
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,
                                                              clock::time_point now);
 
+    /// The one timer every watchdog of this client waits on.
+    renewal_timers& timers() noexcept { return *timers_; }
+
     /// Fencing tokens this client was granted, per key.
     fence_floors& fences() noexcept { return fences_; }
 
@@ -75,6 +79,7 @@ private:
     std::chrono::milliseconds largest_ttl_{0};
     std::vector<bool> reported_quarantined_;
     fence_floors fences_;
+    std::shared_ptr<renewal_timers> timers_;
     bool shut_down_ = false;
 };
 

@@ -11,8 +11,7 @@ renewal_runner::renewal_runner(std::shared_ptr<client_impl> impl,
     , state_(std::move(state))
     , options_(renewal_fsm::resolve(state_->options.ttl, options))
     , fsm_(state_->options.ttl, options_,
-           clock::time_point(clock::duration(state_->valid_until.load())))
-    , timer_(impl_->strand()) {
+           clock::time_point(clock::duration(state_->valid_until.load()))) {
     impl_->register_operation(this);
 }
 
@@ -33,12 +32,12 @@ void renewal_runner::act(const renewal_action& action) {
     case renewal_action::kind::none:
         return;
     case renewal_action::kind::wait_until:
-        timer_.expires_at(action.at);
-        timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-            if (!ec) {
-                self->act(self->fsm_.on_timer(clock::now()));
-            }
-        });
+        cancel_wait();
+        // Once over (stopped, lost, shut down) nothing waits: an entry would hold this
+        // runner, and through it the client, for good.
+        if (!over_ && !impl_->shut_down()) {
+            waiting_ = impl_->timers().schedule(action.at, shared_from_this());
+        }
         return;
     case renewal_action::kind::extend:
         extend();
@@ -49,6 +48,17 @@ void renewal_runner::act(const renewal_action& action) {
     case renewal_action::kind::stopped:
         finish_stop();
         return;
+    }
+}
+
+void renewal_runner::on_due() {
+    waiting_.reset();
+    act(fsm_.on_timer(clock::now()));
+}
+
+void renewal_runner::cancel_wait() {
+    if (waiting_) {
+        impl_->timers().cancel(*std::exchange(waiting_, std::nullopt));
     }
 }
 
@@ -81,7 +91,7 @@ void renewal_runner::extend() {
 
 void renewal_runner::declare_lost(std::error_code why) {
     over_ = true;
-    timer_.cancel();
+    cancel_wait();
     state_->lost.store(true);
     impl_->log(log_level::error, "lock " + state_->key + " lost: " + why.message());
     if (auto* m = impl_->metrics()) {
@@ -107,13 +117,13 @@ void renewal_runner::stop(boost::asio::any_completion_handler<void()> done) {
         finish_stop();
         return;
     }
-    timer_.cancel();
+    cancel_wait();
     act(fsm_.on_stop());
 }
 
 void renewal_runner::finish_stop() {
     over_ = true;
-    timer_.cancel();
+    cancel_wait();
     for (auto& waiter : std::exchange(stop_waiters_, {})) {
         waiter.complete();
     }

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace redlock::detail {
@@ -32,8 +33,10 @@ struct watchdog_state {
     std::weak_ptr<class renewal_runner> runner;
 };
 
-/// Carries out what renewal_fsm decides: timers and extend rounds, on the client's strand.
+/// Carries out what renewal_fsm decides: waits (on the client's shared renewal_timers) and
+/// extend rounds, on the client's strand.
 class renewal_runner final : public cancellable,
+                             public timed,
                              public std::enable_shared_from_this<renewal_runner> {
 public:
     renewal_runner(std::shared_ptr<client_impl> impl, std::shared_ptr<watchdog_state> state,
@@ -46,6 +49,8 @@ public:
     void stop(boost::asio::any_completion_handler<void()> done);
 
 private:
+    void on_due() override;
+    void cancel_wait();
     void act(const renewal_action& action);
     void extend();
     void declare_lost(std::error_code why);
@@ -55,7 +60,7 @@ private:
     std::shared_ptr<watchdog_state> state_;
     renewal_options options_;
     renewal_fsm fsm_;
-    boost::asio::steady_timer timer_;
+    std::optional<renewal_timers::entry> waiting_;
     std::vector<completion<void()>> stop_waiters_;
     bool over_ = false;
 };

@@ -325,7 +325,9 @@ TEST_F(nodes_test, a_paused_holders_late_write_is_rejected_by_the_fenced_resourc
     const std::string output = ::testing::TempDir() + "redlock-paused-holder.out";
     // The holder: a process that takes the fenced lock, then writes after a while. It is
     // frozen in between (as by a GC pause or SIGSTOP), far longer than the lock's TTL.
-    const std::string write = std::string("sleep 0.5; redis-cli -p 7001 EVALSHA ") +
+    const std::string started = ::testing::TempDir() + "redlock-paused-holder.started";
+    std::remove(started.c_str());
+    const std::string write = "touch " + started + "; sleep 0.5; redis-cli -p 7001 EVALSHA " +
                               std::string(script.sha1) +
                               " 2 stock:fence stock \"$REDLOCK_FENCING_TOKEN\" SET stock old";
     const pid_t holder =
@@ -333,7 +335,9 @@ TEST_F(nodes_test, a_paused_holders_late_write_is_rejected_by_the_fenced_resourc
                      "--on-loss", "none", "stock:lock", "--", "/bin/sh", "-c", write},
                     output);
     ASSERT_GT(holder, 0);
-    ASSERT_TRUE(eventually([] { return inspector(3).get("stock:lock").has_value(); }));
+    // Frozen once its command runs, that is once the fenced lock was granted: a freeze in
+    // the middle of the acquire would (rightly) make the acquire fail instead.
+    ASSERT_TRUE(eventually([&] { return ::access(started.c_str(), F_OK) == 0; }));
     ASSERT_EQ(::kill(-holder, SIGSTOP), 0);
     ASSERT_TRUE(eventually([] { return !inspector(3).get("stock:lock").has_value(); }))
         << "the frozen holder's lock expires";
