@@ -2,7 +2,7 @@
 # Our benchmarks and node-redlock's, side by side on the same five nodes, in interleaved
 # rounds; prints medians, ranges and ratios, and draws the acquire-latency CDF.
 #   bench/compare.sh [rounds=3]        (nodes from REDLOCK_NODES, default the local five)
-# Needs: the build (scripts/setup.sh), node and npm, redis-benchmark, python3, gnuplot.
+# Installs what it needs and is missing (node, npm, gnuplot, python3) through scripts/setup.sh.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
@@ -10,6 +10,15 @@ rounds=${1:-3}
 out=${BENCH_OUT:-$build/results}
 rm -rf "$out"; mkdir -p "$out/samples"
 
+declare -A package_of=([node]=nodejs [npm]=npm [gnuplot]=gnuplot-nox [python3]=python3
+                       [redis-benchmark]=redis-tools)
+wanted=""
+for tool in "${!package_of[@]}"; do
+  command -v "$tool" >/dev/null || wanted+=" ${package_of[$tool]}"
+done
+if [[ -n $wanted ]]; then
+  EXTRA_PACKAGES="$wanted" SETUP_SKIP_BUILD=1 bash "$root/scripts/setup.sh"
+fi
 for tool in node npm redis-benchmark python3 gnuplot; do
   command -v "$tool" >/dev/null || { echo "compare.sh: $tool is missing" >&2; exit 2; }
 done

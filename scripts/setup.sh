@@ -7,6 +7,9 @@ build=${BUILD_DIR:-$root/build}
 
 packages=(build-essential cmake pkg-config libboost1.81-dev libhiredis-dev libgtest-dev
           libbenchmark-dev redis-server redis-tools clang-14 libclang-rt-14-dev)
+# EXTRA_PACKAGES: more for a caller (bench/compare.sh); SETUP_SKIP_BUILD=1: packages only.
+read -r -a extra <<< "${EXTRA_PACKAGES:-}"
+packages+=("${extra[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,6 +21,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+[[ ${SETUP_SKIP_BUILD:-0} == 1 ]] && exit 0
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
   -DREDLOCK_WARNINGS_AS_ERRORS=ON ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"
