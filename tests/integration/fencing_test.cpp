@@ -50,14 +50,14 @@ TEST_F(nodes_test, fencing_tokens_strictly_increase_across_successive_holders) {
         clients.push_back(std::make_unique<blocking_client>(config()));
     }
     std::uint64_t previous = 0;
-    for (int grant = 0; grant < 600; ++grant) {
+    for (int grant = 0; grant < 2000; ++grant) {
         auto& client = *clients[static_cast<std::size_t>(grant % 3)];
         std::error_code ec;
         auto r = client.acquire("fenced:seq", fenced(), ec);
         ASSERT_FALSE(ec) << r.message;
         ASSERT_GT(r.lock.fencing_token(), previous) << "grant " << grant;
         previous = r.lock.fencing_token();
-        if (grant % 100 == 0) {
+        if (grant % 250 == 0) {
             // Extends keep the token: it names the holder, not the renewal.
             auto extended = client.extend(r.lock, 10s, ec);
             ASSERT_FALSE(ec) << extended.message;
@@ -65,7 +65,7 @@ TEST_F(nodes_test, fencing_tokens_strictly_increase_across_successive_holders) {
         }
         ASSERT_FALSE((client.release(r.lock, ec), ec));
     }
-    EXPECT_EQ(previous, 600u) << "with every node reachable each grant raises by exactly one";
+    EXPECT_EQ(previous, 2000u) << "with every node reachable each grant raises by exactly one";
     EXPECT_EQ(highest_counter("fenced:seq"), previous);
     // What stays behind by design: one counter per node, and no lock.
     EXPECT_EQ(keys_everywhere(), 5);
