@@ -61,7 +61,10 @@ void render_histogram(std::string& out, std::string_view name, std::string_view 
     }
     out.append(name).append("_bucket{").append(labels).append(sep).append("le=\"+Inf\"} ");
     out.append(std::to_string(h.count)).append("\n");
-    const std::string braces = labels.empty() ? "" : "{" + std::string(labels) + "}";
+    std::string braces;
+    if (!labels.empty()) {
+        braces.append("{").append(labels).append("}");
+    }
     out.append(name).append("_sum").append(braces).append(" ").append(number(h.sum)).append("\n");
     out.append(name).append("_count").append(braces).append(" ");
     out.append(std::to_string(h.count)).append("\n");
