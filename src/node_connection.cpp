@@ -40,7 +40,8 @@ node_connection::node_connection(asio::any_io_executor strand, std::size_t index
     , config_(config)
     , display_(address_.display())
     , connect_timer_(strand_)
-    , backoff_timer_(strand_) {}
+    , backoff_timer_(strand_)
+    , resolver_(strand_) {}
 
 node_connection::~node_connection() {
     // The operations are being torn down with the client: drop them without callbacks.
@@ -80,6 +81,7 @@ void node_connection::send(const command& cmd, const std::shared_ptr<reply_targe
             return;
         }
         break;
+    case state::resolving:
     case state::connecting:
     case state::connected:
         break;
@@ -90,16 +92,21 @@ void node_connection::send(const command& cmd, const std::shared_ptr<reply_targe
                        " commands awaiting replies");
         return;
     }
-    if (handshake_outstanding_ > 0) {
-        held_back h{{}, target, tag};
-        h.args.reserve(cmd.count);
-        for (std::size_t i = 0; i < cmd.count; ++i) {
-            h.args.emplace_back(cmd.args[i]);
-        }
-        held_back_.push_back(std::move(h));
+    if (state_ == state::resolving || handshake_outstanding_ > 0) {
+        hold_back(cmd, target, tag);
         return;
     }
     issue(cmd, target, tag);
+}
+
+void node_connection::hold_back(const command& cmd, const std::shared_ptr<reply_target>& target,
+                                std::uint64_t tag) {
+    held_back h{{}, target, tag};
+    h.args.reserve(cmd.count);
+    for (std::size_t i = 0; i < cmd.count; ++i) {
+        h.args.emplace_back(cmd.args[i]);
+    }
+    held_back_.push_back(std::move(h));
 }
 
 void node_connection::issue(const command& cmd, const std::shared_ptr<reply_target>& target,
@@ -134,9 +141,71 @@ void node_connection::release_held_back() {
 }
 
 bool node_connection::connect() {
+    connect_deadline_ = std::chrono::steady_clock::now() + config_.connect_timeout;
+    if (address_.kind == node_address::transport::tcp) {
+        boost::system::error_code not_numeric;
+        boost::asio::ip::make_address(address_.host, not_numeric);
+        if (not_numeric) {
+            // hiredis would call getaddrinfo here, blocking every node and every renewal of
+            // this client for as long as DNS takes.
+            resolve();
+            return true;
+        }
+    }
+    return connect_to(address_.host);
+}
+
+void node_connection::resolve() {
+    state_ = state::resolving;
+    const auto attempt = ++connect_attempts_;
+    resolver_.async_resolve(address_.host, std::to_string(address_.port),
+                            [this, alive = std::weak_ptr<const bool>(alive_),
+                             attempt](const boost::system::error_code& ec,
+                                      const boost::asio::ip::tcp::resolver::results_type& results) {
+                                if (alive.expired() || attempt != connect_attempts_ ||
+                                    state_ != state::resolving) {
+                                    return; // timed out or shut down meanwhile
+                                }
+                                on_resolved(ec, results);
+                            });
+    connect_timer_.expires_at(connect_deadline_);
+    connect_timer_.async_wait([this, attempt](const boost::system::error_code& ec) {
+        if (ec || attempt != connect_attempts_ || state_ != state::resolving) {
+            return;
+        }
+        resolver_.cancel();
+        closed("resolving " + address_.host + " timed out after " +
+               std::to_string(config_.connect_timeout.count()) + " ms");
+    });
+}
+
+void node_connection::on_resolved(const boost::system::error_code& ec,
+                                  const boost::asio::ip::tcp::resolver::results_type& results) {
+    connect_timer_.cancel();
+    if (ec || results.empty()) {
+        closed("cannot resolve " + address_.host + ": " +
+               (ec ? ec.message() : std::string("no address")));
+        return;
+    }
+    // hiredis' own choice when it resolves: the first IPv4 address, else the first one.
+    auto chosen = results.begin()->endpoint();
+    for (const auto& entry : results) {
+        if (entry.endpoint().address().is_v4()) {
+            chosen = entry.endpoint();
+            break;
+        }
+    }
+    if (connect_to(chosen.address().to_string())) {
+        if (handshake_outstanding_ == 0) {
+            release_held_back();
+        }
+    }
+}
+
+bool node_connection::connect_to(const std::string& host) {
     redisAsyncContext* context = address_.kind == node_address::transport::unix_socket
                                      ? redisAsyncConnectUnix(address_.path.c_str())
-                                     : redisAsyncConnect(address_.host.c_str(), address_.port);
+                                     : redisAsyncConnect(host.c_str(), address_.port);
     if (!context) {
         closed("out of memory creating connection");
         return false;
@@ -158,9 +227,11 @@ bool node_connection::connect() {
     adapter_ = hiredis_adapter::attach(strand_, context_);
     queue_handshake();
 
-    connect_timer_.expires_after(config_.connect_timeout);
-    connect_timer_.async_wait([this, context](const boost::system::error_code& ec) {
-        if (ec || context_ != context || state_ != state::connecting) {
+    const auto attempt = ++connect_attempts_;
+    connect_timer_.expires_at(connect_deadline_);
+    connect_timer_.async_wait([this, context, attempt](const boost::system::error_code& ec) {
+        if (ec || attempt != connect_attempts_ || context_ != context ||
+            state_ != state::connecting) {
             return;
         }
         last_error_ =
@@ -342,10 +413,13 @@ void node_connection::shutdown() {
     connect_timer_.cancel();
     backoff_timer_.cancel();
     last_error_ = "client shut down";
+    resolver_.cancel();
     if (context_) {
         redisAsyncContext* doomed = context_;
         closed(last_error_);
         redisAsyncFree(doomed);
+    } else {
+        closed(last_error_); // fails what waits for the host name
     }
 }
 

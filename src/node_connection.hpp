@@ -10,6 +10,7 @@
 #include "redlock/node_address.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <hiredis/async.h>
@@ -24,9 +25,10 @@
 namespace redlock::detail {
 
 /// One Redis master: a single hiredis connection, (re)connected on demand with AUTH and
-/// SELECT, on which every command of every operation is pipelined in send order. That
-/// order is what makes a cleanup safe: Redis runs one connection's commands in sequence,
-/// so a compare-and-delete can never overtake the SET it cleans up.
+/// SELECT (host names resolved in the background first, never on the strand), on which every
+/// command of every operation is pipelined in send order. That order is what makes a cleanup safe:
+/// Redis runs one connection's commands in sequence, so a compare-and-delete can never overtake the
+/// SET it cleans up.
 ///
 /// Every command sent gets exactly one reply_target::on_reply, possibly long after its
 /// operation stopped caring. Lives on (and must only be used from) a strand.
@@ -52,13 +54,13 @@ public:
     const node_address& address() const noexcept { return address_; }
 
 private:
-    enum class state { idle, connecting, connected, backing_off, shut_down };
+    enum class state { idle, resolving, connecting, connected, backing_off, shut_down };
 
     struct pending {
         std::shared_ptr<reply_target> target; ///< null for the AUTH/SELECT handshake
         std::uint64_t tag;
     };
-    /// A command waiting for the handshake, with its own copy of the arguments.
+    /// A command waiting for the host name or the handshake, with its own copy of the arguments.
     struct held_back {
         std::vector<std::string> args;
         std::shared_ptr<reply_target> target;
@@ -70,6 +72,12 @@ private:
     static void on_disconnect_thunk(const redisAsyncContext* context, int status);
 
     bool connect();
+    void resolve();
+    void on_resolved(const boost::system::error_code& ec,
+                     const boost::asio::ip::tcp::resolver::results_type& results);
+    bool connect_to(const std::string& host);
+    void hold_back(const command& cmd, const std::shared_ptr<reply_target>& target,
+                   std::uint64_t tag);
     void issue(const command& cmd, const std::shared_ptr<reply_target>& target, std::uint64_t tag);
     void release_held_back();
     void queue_handshake();
@@ -98,11 +106,19 @@ private:
     std::size_t handshake_outstanding_ = 0;
     std::string last_error_;
     unsigned consecutive_failures_ = 0;
+    // Resolving and connecting share one deadline; a timer or resolve from an earlier
+    // attempt recognises itself as stale by its attempt number.
+    std::uint64_t connect_attempts_ = 0;
+    std::chrono::steady_clock::time_point connect_deadline_;
     std::string run_id_;
     std::optional<std::chrono::steady_clock::time_point> started_at_;
     bool destroying_ = false;
+    // A resolve under way when this object goes completes later anyway (getaddrinfo cannot
+    // be interrupted) and may even report success: its handler checks this first.
+    std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);
     boost::asio::steady_timer connect_timer_;
     boost::asio::steady_timer backoff_timer_;
+    boost::asio::ip::tcp::resolver resolver_;
 };
 
 } // namespace redlock::detail

@@ -39,7 +39,9 @@ struct client_config {
     /// Addresses of the independent masters (see parse_node_address). At least one, no
     /// server twice. The quorum is nodes.size() / 2 + 1, also for an even count.
     std::vector<std::string> nodes;
-    /// Upper bound on TCP connect plus the AUTH/SELECT handshake.
+    /// Upper bound on resolving the host name (in the background, never blocking the
+    /// client) plus the TCP connect. The AUTH/SELECT handshake that follows is bounded by
+    /// the node_timeout of the operations waiting behind it.
     std::chrono::milliseconds connect_timeout{500};
     /// After a failed connection, the node is not retried before this delay, doubled on
     /// every further failure up to reconnect_delay_max. Commands for it fail fast meanwhile.

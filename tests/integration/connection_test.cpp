@@ -1,8 +1,12 @@
 #include "support/fixture.hpp"
 
+#include <boost/asio/post.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -83,6 +87,60 @@ TEST_F(nodes_test, auth_with_acl_user_and_select_on_connect) {
     for (int node = 1; node <= 5; ++node) {
         inspector(node).run({"ACL", "DELUSER", "locker"});
     }
+}
+
+TEST_F(nodes_test, host_names_are_resolved_in_the_background) {
+    auto c = config();
+    for (std::size_t i = 0; i + 1 < c.nodes.size(); ++i) {
+        c.nodes[i].replace(0, c.nodes[i].find(':'), "localhost");
+    }
+    const std::string unknown = "no-such-redlock-node.invalid";
+    c.nodes.back() = unknown + ":7005";
+    blocking_client client(c);
+    auto o = options();
+    // Long enough for the name to fail either way: NXDOMAIN or the connect timeout.
+    o.node_timeout = 1s;
+    std::error_code ec;
+    // The very first commands wait for the names; none may be lost or sent twice.
+    auto r = client.acquire("by-name", o, ec);
+    ASSERT_FALSE(ec) << r.message;
+    for (int node = 1; node <= 4; ++node) {
+        EXPECT_TRUE(eventually([&] { return inspector(node).get("by-name") == r.lock.token(); }))
+            << "node " << node;
+    }
+    EXPECT_FALSE(inspector(5).get("by-name").has_value());
+
+    // Release waits for every node, so it hears how the unknown name failed.
+    auto released = client.release(r.lock, ec);
+    EXPECT_FALSE(ec) << released.message;
+    EXPECT_EQ(released.released, 4u);
+    ASSERT_EQ(released.votes.size(), 5u);
+    const auto& failed = released.votes.back();
+    EXPECT_EQ(failed.outcome, node_outcome::failed);
+    EXPECT_EQ(failed.error, errc::connection_failed);
+    EXPECT_NE(failed.server_message.find(unknown), std::string::npos) << failed.server_message;
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, shutting_down_while_names_resolve_cancels_what_waits_for_them) {
+    auto c = config();
+    for (auto& node : c.nodes) {
+        node.replace(0, node.find(':'), "localhost");
+    }
+    io_thread io;
+    std::optional<client> async(std::in_place, io.executor(), c);
+    std::promise<std::error_code> outcome;
+    // In one handler: the acquire's SETs wait for the names when the shutdown comes.
+    boost::asio::post(io.executor(), [&] {
+        async->async_acquire("while-resolving", options(),
+                             [&](std::error_code ec, acquire_result) { outcome.set_value(ec); });
+        async.reset();
+    });
+    auto result = outcome.get_future();
+    ASSERT_EQ(result.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(result.get(), errc::cancelled);
+    std::this_thread::sleep_for(100ms); // a resolve finishing late must send nothing
+    EXPECT_EQ(keys_everywhere(), 0);
 }
 
 TEST_F(nodes_test, unix_socket_node) {
