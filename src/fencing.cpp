@@ -8,9 +8,7 @@ std::string fencing_counter_key(std::string_view lock_key) {
     // Without braces, wrapping the key makes all of it the hash tag. With braces, the
     // key's own tag (if it has one) is kept by appending.
     if (lock_key.find_first_of("{}") == std::string_view::npos) {
-        std::string key;
-        key.reserve(lock_key.size() + 8);
-        return key.append("{").append(lock_key).append("}:fence");
+        return std::string("{").append(lock_key).append("}:fence");
     }
     return std::string(lock_key).append(":fence");
 }

@@ -142,6 +142,7 @@ void node_connection::release_held_back() {
 
 bool node_connection::connect() {
     connect_deadline_ = std::chrono::steady_clock::now() + config_.connect_timeout;
+    ++connect_attempts_;
     if (address_.kind == node_address::transport::tcp) {
         boost::system::error_code not_numeric;
         boost::asio::ip::make_address(address_.host, not_numeric);
@@ -157,7 +158,7 @@ bool node_connection::connect() {
 
 void node_connection::resolve() {
     state_ = state::resolving;
-    const auto attempt = ++connect_attempts_;
+    const auto attempt = connect_attempts_;
     resolver_.async_resolve(address_.host, std::to_string(address_.port),
                             [this, alive = std::weak_ptr<const bool>(alive_),
                              attempt](const boost::system::error_code& ec,
@@ -181,7 +182,6 @@ void node_connection::resolve() {
 
 void node_connection::on_resolved(const boost::system::error_code& ec,
                                   const boost::asio::ip::tcp::resolver::results_type& results) {
-    connect_timer_.cancel();
     if (ec || results.empty()) {
         closed("cannot resolve " + address_.host + ": " +
                (ec ? ec.message() : std::string("no address")));
@@ -195,11 +195,7 @@ void node_connection::on_resolved(const boost::system::error_code& ec,
             break;
         }
     }
-    if (connect_to(chosen.address().to_string())) {
-        if (handshake_outstanding_ == 0) {
-            release_held_back();
-        }
-    }
+    connect_to(chosen.address().to_string());
 }
 
 bool node_connection::connect_to(const std::string& host) {
@@ -226,12 +222,13 @@ bool node_connection::connect_to(const std::string& host) {
     }
     adapter_ = hiredis_adapter::attach(strand_, context_);
     queue_handshake();
+    if (handshake_outstanding_ == 0) {
+        release_held_back(); // what waited for the host name
+    }
 
-    const auto attempt = ++connect_attempts_;
     connect_timer_.expires_at(connect_deadline_);
-    connect_timer_.async_wait([this, context, attempt](const boost::system::error_code& ec) {
-        if (ec || attempt != connect_attempts_ || context_ != context ||
-            state_ != state::connecting) {
+    connect_timer_.async_wait([this, context](const boost::system::error_code& ec) {
+        if (ec || context_ != context || state_ != state::connecting) {
             return;
         }
         last_error_ =
@@ -414,12 +411,11 @@ void node_connection::shutdown() {
     backoff_timer_.cancel();
     last_error_ = "client shut down";
     resolver_.cancel();
-    if (context_) {
-        redisAsyncContext* doomed = context_;
-        closed(last_error_);
+    // Fails what waits for the host name or the handshake, then the commands sent.
+    redisAsyncContext* doomed = context_;
+    closed(last_error_);
+    if (doomed) {
         redisAsyncFree(doomed);
-    } else {
-        closed(last_error_); // fails what waits for the host name
     }
 }
 

@@ -106,8 +106,8 @@ private:
     std::size_t handshake_outstanding_ = 0;
     std::string last_error_;
     unsigned consecutive_failures_ = 0;
-    // Resolving and connecting share one deadline; a timer or resolve from an earlier
-    // attempt recognises itself as stale by its attempt number.
+    // Resolving and connecting share one deadline; a resolve or its timer from an earlier
+    // connect() recognises itself as stale by its attempt number.
     std::uint64_t connect_attempts_ = 0;
     std::chrono::steady_clock::time_point connect_deadline_;
     std::string run_id_;
