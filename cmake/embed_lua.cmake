@@ -2,7 +2,7 @@
 # EVALSHA uses the digest of exactly the bytes that EVAL would send.
 # Inputs: OUTPUT (path of the .cpp), SCRIPTS (list of .lua paths).
 set(body "// Generated from lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n")
-string(APPEND body "#include \"scripts.hpp\"\n\nnamespace redlock::detail {\n")
+string(APPEND body "#include \"transport/scripts.hpp\"\n\nnamespace redlock::detail {\n")
 foreach(script IN LISTS SCRIPTS)
     get_filename_component(name "${script}" NAME_WE)
     file(READ "${script}" text)

@@ -3,8 +3,8 @@
 // crash, no leak, no UB", what is accepted must be usable: the invariants are checked.
 //   scripts/fuzz.sh [seconds]
 #include "cli/options.hpp"
-#include "validate.hpp"
-#include "validity.hpp"
+#include "core/validate.hpp"
+#include "core/validity.hpp"
 
 #include <redlock/node_address.hpp>
 

@@ -1,0 +1,127 @@
+#include "redlock/client.hpp"
+
+#include "operations/acquire_op.hpp"
+#include "client/client_impl.hpp"
+#include "operations/extend_release_traits.hpp"
+#include "operations/round_op.hpp"
+#include "core/validate.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <stdexcept>
+#include <system_error>
+
+namespace redlock {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::shared_ptr<detail::client_impl> make_impl(const client::executor_type& executor,
+                                               client_config config) {
+    std::vector<node_address> addresses;
+    if (auto why = detail::check_client_config(config, addresses); !why.empty()) {
+        throw std::system_error(make_error_code(errc::invalid_argument), why);
+    }
+    return std::make_shared<detail::client_impl>(executor, std::move(config), std::move(addresses));
+}
+
+/// Rejects bad input before anything is sent; true when the handler was completed.
+template <typename Result, typename Signature>
+bool reject(std::string why, detail::completion<Signature>& done) {
+    if (why.empty()) {
+        return false;
+    }
+    Result result;
+    result.message = std::move(why);
+    done.complete_later(make_error_code(errc::invalid_argument), std::move(result));
+    return true;
+}
+
+std::string check_held(const lock& held) {
+    if (!held.held()) {
+        return "the lock is not held (default-constructed or from a failed acquire)";
+    }
+    if (auto why = detail::check_key(held.key()); !why.empty()) {
+        return why;
+    }
+    return detail::check_lock_options(held.options());
+}
+
+template <typename Traits>
+void start_round(const std::shared_ptr<detail::client_impl>& impl, lock held,
+                 std::chrono::milliseconds ttl,
+                 detail::completion<typename Traits::signature> done) {
+    asio::post(
+        impl->strand(), [impl, held = std::move(held), ttl, done = std::move(done)]() mutable {
+            std::make_shared<detail::round_op<Traits>>(impl, std::move(held), ttl, std::move(done))
+                ->start();
+        });
+}
+
+} // namespace
+
+client::client(executor_type executor, client_config config)
+    : executor_(std::move(executor))
+    , impl_(make_impl(executor_, std::move(config))) {}
+
+client::~client() {
+    try {
+        asio::post(impl_->strand(), [impl = impl_] { impl->shutdown(); });
+    } catch (...) {
+        // Out of memory: the operations and connections end with the executor instead.
+    }
+}
+
+std::size_t client::node_count() const noexcept {
+    return impl_->node_count();
+}
+
+std::size_t client::quorum() const noexcept {
+    return impl_->node_count() / 2 + 1;
+}
+
+void client::start_acquire(std::string key, lock_options options,
+                           asio::any_completion_handler<acquire_signature> handler) {
+    detail::completion<acquire_signature> done(std::move(handler), executor_);
+    auto why = detail::check_key(key);
+    if (why.empty()) {
+        why = detail::check_lock_options(options);
+    }
+    if (reject<acquire_result>(std::move(why), done)) {
+        return;
+    }
+    // Operations are built on the strand: they draw tokens and register with the client.
+    asio::post(impl_->strand(), [impl = impl_, key = std::move(key), options = std::move(options),
+                                 done = std::move(done)]() mutable {
+        std::make_shared<detail::acquire_op>(impl, std::move(key), std::move(options),
+                                             std::move(done))
+            ->start();
+    });
+}
+
+void client::start_extend(lock held, std::chrono::milliseconds ttl,
+                          asio::any_completion_handler<extend_signature> handler) {
+    detail::completion<extend_signature> done(std::move(handler), executor_);
+    auto why = check_held(held);
+    if (why.empty()) {
+        auto options = held.options();
+        options.ttl = ttl;
+        why = detail::check_lock_options(options);
+    }
+    if (reject<extend_result>(std::move(why), done)) {
+        return;
+    }
+    start_round<detail::extend_traits>(impl_, std::move(held), ttl, std::move(done));
+}
+
+void client::start_release(lock held, asio::any_completion_handler<release_signature> handler) {
+    detail::completion<release_signature> done(std::move(handler), executor_);
+    if (reject<release_result>(check_held(held), done)) {
+        return;
+    }
+    const auto ttl = held.options().ttl;
+    start_round<detail::release_traits>(impl_, std::move(held), ttl, std::move(done));
+}
+
+} // namespace redlock

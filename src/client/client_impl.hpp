@@ -1,0 +1,88 @@
+#ifndef REDLOCK_SRC_CLIENT_IMPL_HPP
+#define REDLOCK_SRC_CLIENT_IMPL_HPP
+
+#include "client/fence_floors.hpp"
+#include "transport/node_connection.hpp"
+#include "operations/renewal_timers.hpp"
+#include "client/token.hpp"
+#include "core/validity.hpp"
+
+#include "redlock/config.hpp"
+#include "redlock/metrics.hpp"
+#include "redlock/node_address.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace redlock::detail {
+
+/// Something that must stop when the client shuts down.
+class cancellable {
+public:
+    virtual void cancel() = 0;
+
+protected:
+    ~cancellable() = default;
+};
+
+/// The state shared by a client and its operations, confined to one strand.
+class client_impl {
+public:
+    client_impl(const boost::asio::any_io_executor& executor, client_config config,
+                std::vector<node_address> addresses);
+
+    const boost::asio::any_io_executor& strand() const noexcept { return strand_; }
+    std::size_t node_count() const noexcept { return nodes_.size(); }
+    node_connection& node(std::size_t index) { return *nodes_[index]; }
+
+    std::string next_token() { return tokens_.next(); }
+    std::uint64_t next_random() { return jitter_(); }
+    void log(log_level level, const std::string& message) const;
+
+    /// Acquires report their ttl here: the quarantine covers the largest one in use.
+    void note_ttl(std::chrono::milliseconds ttl) noexcept;
+    /// Whether `node`'s votes must not count now, and for how much longer.
+    /// Also reports quarantine transitions to the metrics observer.
+    std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,
+                                                             clock::time_point now);
+
+    /// The one timer every watchdog of this client waits on.
+    renewal_timers& timers() noexcept { return *timers_; }
+
+    /// Fencing tokens this client was granted, per key.
+    fence_floors& fences() noexcept { return fences_; }
+
+    /// The observer from client_config, or null.
+    metrics_observer* metrics() const noexcept { return config_.metrics.get(); }
+
+    bool shut_down() const noexcept { return shut_down_; }
+    /// Cancels every live operation and closes every connection.
+    void shutdown();
+
+    void register_operation(cancellable* op) { live_.insert(op); }
+    void unregister_operation(cancellable* op) { live_.erase(op); }
+
+private:
+    boost::asio::any_io_executor strand_;
+    client_config config_;
+    std::vector<std::unique_ptr<node_connection>> nodes_;
+    token_source tokens_;
+    std::mt19937_64 jitter_;
+    std::unordered_set<cancellable*> live_;
+    std::chrono::milliseconds largest_ttl_{0};
+    std::vector<bool> reported_quarantined_;
+    fence_floors fences_;
+    std::shared_ptr<renewal_timers> timers_;
+    bool shut_down_ = false;
+};
+
+} // namespace redlock::detail
+
+#endif

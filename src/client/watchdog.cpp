@@ -1,0 +1,77 @@
+#include "redlock/watchdog.hpp"
+
+#include "operations/renewal_runner.hpp"
+#include "core/validate.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/system_executor.hpp>
+
+namespace redlock {
+
+namespace asio = boost::asio;
+
+std::string check_renewal_options(const renewal_options& options) {
+    return detail::check_renewal_options(options);
+}
+
+watchdog::watchdog(client& owner, const lock& held, renewal_options options, loss_handler on_loss)
+    : state_(std::make_shared<detail::watchdog_state>()) {
+    if (auto why = check_renewal_options(options); !why.empty()) {
+        throw std::system_error(make_error_code(errc::invalid_argument), why);
+    }
+    state_->key = held.key();
+    state_->token = held.token();
+    state_->fencing_token = held.fencing_token();
+    state_->options = held.options();
+    state_->valid_until.store(held.valid_until().time_since_epoch().count());
+    state_->on_loss = std::move(on_loss);
+    state_->impl = owner.impl_;
+    asio::post(owner.impl_->strand(), [impl = owner.impl_, state = state_, options] {
+        auto runner = std::make_shared<detail::renewal_runner>(impl, state, options);
+        state->runner = runner;
+        runner->start();
+    });
+}
+
+watchdog::~watchdog() {
+    try {
+        start_stop(asio::any_completion_handler<void()>([] {}));
+    } catch (...) {
+        // Out of memory: renewal goes on until the lock's deadline, then reports loss.
+    }
+}
+
+void watchdog::start_stop(asio::any_completion_handler<void()> handler) {
+    auto impl = state_->impl.lock();
+    if (!impl) {
+        // The client is gone, and renewal with it.
+        detail::completion<void()>(std::move(handler), asio::system_executor()).complete_later();
+        return;
+    }
+    // The runner is created and finished on the strand: look it up there.
+    asio::post(impl->strand(), [impl, state = state_, handler = std::move(handler)]() mutable {
+        if (auto runner = state->runner.lock()) {
+            runner->stop(std::move(handler));
+        } else {
+            detail::completion<void()>(std::move(handler), impl->strand()).complete();
+        }
+    });
+}
+
+watchdog::clock::time_point watchdog::valid_until() const noexcept {
+    return clock::time_point(clock::duration(state_->valid_until.load()));
+}
+
+bool watchdog::lost() const noexcept {
+    return state_->lost.load();
+}
+
+std::uint64_t watchdog::renewals() const noexcept {
+    return state_->renewals.load();
+}
+
+lock watchdog::current() const {
+    return lock(state_->key, state_->token, valid_until(), state_->options, state_->fencing_token);
+}
+
+} // namespace redlock

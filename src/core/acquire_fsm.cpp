@@ -1,0 +1,253 @@
+#include "core/acquire_fsm.hpp"
+
+#include "core/backoff.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace redlock::detail {
+
+acquire_fsm::acquire_fsm(std::size_t nodes, const lock_options& options, random_source random,
+                         std::uint64_t fence_floor)
+    : options_(options)
+    , random_(std::move(random))
+    , votes_(nodes)
+    , raises_(nodes)
+    , fence_floor_(fence_floor)
+    , counters_(nodes, 0)
+    , answered_(nodes, false)
+    , granted_(nodes, false)
+    , refused_(nodes, false)
+    , cleanup_awaited_(nodes, false) {}
+
+acquire_action acquire_fsm::start(clock::time_point now) {
+    call_start_ = now;
+    return begin_attempt(now);
+}
+
+acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
+    ++attempt_;
+    // The clock restarts with every attempt: the validity of a lock is measured from the
+    // SETs that granted it, never from an earlier attempt (node-redlock #168 measured from
+    // the first).
+    attempt_start_ = now;
+    votes_ = tally(votes_.nodes());
+    raises_ = tally(votes_.nodes());
+    raising_ = false;
+    fence_token_ = 0;
+    counters_.assign(votes_.nodes(), 0);
+    answered_.assign(votes_.nodes(), false);
+    granted_.assign(votes_.nodes(), false);
+    refused_.assign(votes_.nodes(), false);
+    state_ = state::attempting;
+    return {acquire_action::kind::send_set, attempt_deadline(now, options_), {}};
+}
+
+acquire_action acquire_fsm::on_set_reply(unsigned attempt, std::size_t node, node_outcome outcome,
+                                         clock::time_point now, std::uint64_t counter) {
+    if (state_ != state::attempting || attempt != attempt_) {
+        return {};
+    }
+    if (votes_.record(node, outcome)) {
+        answered_[node] = true;
+        granted_[node] = outcome == node_outcome::granted;
+        refused_[node] = outcome == node_outcome::refused;
+        counters_[node] = counter;
+    }
+    return decide(now);
+}
+
+acquire_action acquire_fsm::grant(clock::time_point now) {
+    const auto until = detail::valid_until(attempt_start_, options_);
+    if (until - now >= options_.min_validity) {
+        valid_until_ = until;
+        return finish({});
+    }
+    return fail_attempt(errc::validity_expired, now, true);
+}
+
+acquire_action acquire_fsm::decide(clock::time_point now) {
+    if (votes_.reached()) {
+        return options_.fencing ? begin_raise(now) : grant(now);
+    }
+    if (votes_.impossible()) {
+        return fail_attempt(votes_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
+                            now, true);
+    }
+    return {};
+}
+
+acquire_action acquire_fsm::begin_raise(clock::time_point now) {
+    // t is above every counter the granting majority returned: any earlier grant's raise
+    // majority meets this one, so t is above every token granted before.
+    std::uint64_t highest = fence_floor_;
+    behind_.clear();
+    for (std::size_t node = 0; node < votes_.nodes(); ++node) {
+        if (granted_[node]) {
+            highest = std::max(highest, counters_[node]);
+            if (counters_[node] < fence_floor_) {
+                behind_.push_back(node);
+            }
+        }
+    }
+    if (highest == std::numeric_limits<std::uint64_t>::max()) {
+        return fail_attempt(errc::unexpected_reply, now, true);
+    }
+    if (detail::valid_until(attempt_start_, options_) - now < options_.min_validity) {
+        return fail_attempt(errc::validity_expired, now, true);
+    }
+    fence_token_ = highest + 1;
+    raising_ = true;
+    state_ = state::raising;
+    const auto deadline = raise_deadline(attempt_start_, now, options_);
+    raise_capped_by_validity_ = deadline < now + options_.node_timeout;
+    for (std::size_t node = 0; node < votes_.nodes(); ++node) {
+        if (refused_[node]) {
+            // Our lock is not there: the raise would only refuse.
+            raises_.record(node, node_outcome::refused);
+        }
+    }
+    return {acquire_action::kind::send_raise, deadline, {}};
+}
+
+acquire_action acquire_fsm::on_raise_reply(unsigned attempt, std::size_t node, node_outcome outcome,
+                                           clock::time_point now) {
+    if (state_ != state::raising || attempt != attempt_) {
+        return {};
+    }
+    raises_.record(node, outcome);
+    return decide_raise(now);
+}
+
+acquire_action acquire_fsm::decide_raise(clock::time_point now) {
+    if (raises_.reached()) {
+        return grant(now);
+    }
+    if (raises_.impossible()) {
+        return fail_attempt(raises_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
+                            now, true);
+    }
+    return {};
+}
+
+acquire_action acquire_fsm::on_deadline(clock::time_point now) {
+    if (state_ == state::raising) {
+        raises_.fail_pending();
+        if (raise_capped_by_validity_) {
+            return fail_attempt(errc::validity_expired, now, false);
+        }
+        return fail_attempt(raises_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
+                            now, false);
+    }
+    if (state_ == state::attempting) {
+        const bool was_possible = !votes_.impossible();
+        votes_.fail_pending();
+        if (was_possible && deadline_is_validity_horizon(options_)) {
+            return fail_attempt(errc::validity_expired, now, false);
+        }
+        return fail_attempt(votes_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
+                            now, false);
+    }
+    if (state_ == state::cleaning_up) {
+        // A node that answered the SET but not the cleanup in time: its DEL stays queued
+        // on the connection; the key expires by its TTL at worst.
+        return after_cleanup(now);
+    }
+    return {};
+}
+
+acquire_action acquire_fsm::fail_attempt(std::error_code reason, clock::time_point now,
+                                         bool await_silent) {
+    // Cancellation wins over whatever the attempt itself concluded.
+    if (failure_ != errc::cancelled) {
+        failure_ = reason;
+    }
+    state_ = state::cleaning_up;
+    // Wait where our key is or may soon be: nodes that granted, and, when the failure was
+    // decided early, nodes still silent, so that a failed acquire returns with its keys gone.
+    // Nodes that already timed out are not waited for again (paused or partitioned: their
+    // cleanup is queued behind their SET anyway), nor are nodes that failed.
+    cleanup_outstanding_ = 0;
+    for (std::size_t node = 0; node < votes_.nodes(); ++node) {
+        const bool awaited = granted_[node] || (await_silent && !answered_[node]);
+        cleanup_awaited_[node] = awaited;
+        cleanup_outstanding_ += awaited ? 1 : 0;
+    }
+    return {acquire_action::kind::send_cleanup, now + options_.node_timeout, {}};
+}
+
+acquire_action acquire_fsm::on_cleanup_sent(clock::time_point now) {
+    if (state_ == state::cleaning_up && cleanup_outstanding_ == 0) {
+        return after_cleanup(now);
+    }
+    return {};
+}
+
+acquire_action acquire_fsm::on_cleanup_reply(unsigned attempt, std::size_t node,
+                                             clock::time_point now) {
+    if (state_ != state::cleaning_up || attempt != attempt_ || !cleanup_awaited_.at(node)) {
+        return {};
+    }
+    cleanup_awaited_[node] = false;
+    if (--cleanup_outstanding_ > 0) {
+        return {};
+    }
+    return after_cleanup(now);
+}
+
+acquire_action acquire_fsm::after_cleanup(clock::time_point now) {
+    if (failure_ == errc::cancelled) {
+        return finish(failure_);
+    }
+    const auto& retry = options_.retry;
+    if (retry.max_attempts != 0 && attempt_ >= retry.max_attempts) {
+        return finish(failure_);
+    }
+    const auto ceiling = backoff_ceiling(attempt_, retry.backoff_initial, retry.backoff_max);
+    const auto wake = now + full_jitter(ceiling, random_());
+    if (retry.wait_budget.count() != 0 && wake >= call_start_ + retry.wait_budget) {
+        return finish(failure_);
+    }
+    state_ = state::sleeping;
+    return {acquire_action::kind::sleep, wake, {}};
+}
+
+acquire_action acquire_fsm::on_wake(clock::time_point now) {
+    if (state_ != state::sleeping) {
+        return {};
+    }
+    return begin_attempt(now);
+}
+
+acquire_action acquire_fsm::on_cancel(clock::time_point now) {
+    switch (state_) {
+    case state::idle:
+    case state::sleeping:
+        failure_ = errc::cancelled;
+        return finish(failure_);
+    case state::attempting:
+        // Cancelling cleans up like a failure (any SET may have landed), but promptly: it
+        // does not wait for silent nodes, whose cleanup is queued behind their SET.
+        failure_ = errc::cancelled;
+        votes_.fail_pending();
+        return fail_attempt(errc::cancelled, now, false);
+    case state::raising:
+        failure_ = errc::cancelled;
+        raises_.fail_pending();
+        return fail_attempt(errc::cancelled, now, false);
+    case state::cleaning_up:
+        failure_ = errc::cancelled;
+        return {};
+    case state::finished:
+        return {};
+    }
+    return {};
+}
+
+acquire_action acquire_fsm::finish(std::error_code error) {
+    state_ = state::finished;
+    return {acquire_action::kind::done, {}, error};
+}
+
+} // namespace redlock::detail

@@ -1,0 +1,128 @@
+#ifndef REDLOCK_SRC_ACQUIRE_FSM_HPP
+#define REDLOCK_SRC_ACQUIRE_FSM_HPP
+
+#include "core/tally.hpp"
+#include "core/validity.hpp"
+
+#include "redlock/config.hpp"
+#include "redlock/error.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <system_error>
+
+namespace redlock::detail {
+
+/// What the I/O layer must do next for an acquire.
+struct acquire_action {
+    enum class kind {
+        /// Send SET NX PX to every node, and call on_deadline() at `at`.
+        send_set,
+        /// Nothing to do until the next event.
+        wait,
+        /// Fenced locks only, once a quorum granted: send the raise of the fencing counter to
+        /// fence_token() to every node for which needs_cleanup() holds, and call
+        /// on_deadline() at `at`.
+        send_raise,
+        /// Send the compare-and-delete to every node for which needs_cleanup() holds (also
+        /// to those that have not answered: their SET may have landed), arm on_deadline()
+        /// for `at`, then call on_cleanup_sent().
+        send_cleanup,
+        /// Sleep until `at`, then call on_wake().
+        sleep,
+        /// Complete the operation with `error` (empty on success).
+        done,
+    };
+    kind what = kind::wait;
+    clock::time_point at{};
+    std::error_code error;
+};
+
+/// The acquire algorithm without I/O: attempts, early quorum decision, validity,
+/// cleanup of failed attempts, retry with full-jitter backoff, cancellation, and for
+/// fenced locks the second phase of the quorum max-register (see docs/safety.md).
+/// Events carry the current time; the caller provides the clock.
+class acquire_fsm {
+public:
+    using random_source = std::function<std::uint64_t()>;
+
+    /// `options` must already be validated. For a fenced lock, `fence_floor` is the highest
+    /// fencing token this client already holds or held for the key: a new token is always
+    /// above it, even if a node lost its counter.
+    acquire_fsm(std::size_t nodes, const lock_options& options, random_source random,
+                std::uint64_t fence_floor = 0);
+
+    acquire_action start(clock::time_point now);
+    /// A SET reply from `node` for attempt `attempt` (1-based). Replies to earlier attempts
+    /// are ignored: their cleanup was already queued behind them on the same connection.
+    /// For a fenced lock a grant carries the node's fencing counter.
+    acquire_action on_set_reply(unsigned attempt, std::size_t node, node_outcome outcome,
+                                clock::time_point now, std::uint64_t counter = 0);
+    /// A reply to the raise of the fencing counter: granted when raised.
+    acquire_action on_raise_reply(unsigned attempt, std::size_t node, node_outcome outcome,
+                                  clock::time_point now);
+    acquire_action on_cleanup_sent(clock::time_point now);
+    /// A compare-and-delete reply sent during the cleanup of `attempt`.
+    acquire_action on_cleanup_reply(unsigned attempt, std::size_t node, clock::time_point now);
+    acquire_action on_deadline(clock::time_point now);
+    acquire_action on_wake(clock::time_point now);
+    acquire_action on_cancel(clock::time_point now);
+
+    unsigned attempt() const noexcept { return attempt_; }
+    bool finished() const noexcept { return state_ == state::finished; }
+    /// Whether SET replies of the current attempt still count.
+    bool collecting_grants() const noexcept { return state_ == state::attempting; }
+    /// Whether raise replies of the current attempt still count.
+    bool raising() const noexcept { return state_ == state::raising; }
+    /// The vote of every node in the current attempt, so far: the raises once they are sent.
+    const tally& votes() const noexcept { return raising_ ? raises_ : votes_; }
+    /// The fencing token being raised to, then granted; 0 for a lock without fencing.
+    std::uint64_t fence_token() const noexcept { return fence_token_; }
+    /// Nodes of the granting majority whose counter was below fence_floor: a node whose
+    /// counter went backwards (lost without fsync) or missed raises. Empty when none.
+    const std::vector<std::size_t>& counters_behind_floor() const noexcept { return behind_; }
+    /// Meaningful once finished without error.
+    clock::time_point valid_until() const noexcept { return valid_until_; }
+    /// Whether the cleanup must reach `node`: everywhere except where the SET was refused
+    /// (a refused SET NX changed nothing).
+    bool needs_cleanup(std::size_t node) const { return !refused_.at(node); }
+
+private:
+    enum class state { idle, attempting, raising, cleaning_up, sleeping, finished };
+
+    acquire_action begin_attempt(clock::time_point now);
+    acquire_action decide(clock::time_point now);
+    acquire_action begin_raise(clock::time_point now);
+    acquire_action decide_raise(clock::time_point now);
+    acquire_action grant(clock::time_point now);
+    acquire_action fail_attempt(std::error_code reason, clock::time_point now, bool await_silent);
+    acquire_action after_cleanup(clock::time_point now);
+    acquire_action finish(std::error_code error);
+
+    lock_options options_;
+    random_source random_;
+    state state_ = state::idle;
+    unsigned attempt_ = 0;
+    clock::time_point call_start_{};
+    clock::time_point attempt_start_{};
+    clock::time_point valid_until_{};
+    tally votes_;
+    tally raises_;
+    bool raising_ = false;
+    std::uint64_t fence_floor_ = 0;
+    std::uint64_t fence_token_ = 0;
+    bool raise_capped_by_validity_ = false;
+    std::vector<std::uint64_t> counters_;
+    std::vector<std::size_t> behind_;
+    std::error_code failure_;
+    std::size_t cleanup_outstanding_ = 0;
+    std::vector<bool> answered_;
+    std::vector<bool> granted_;
+    std::vector<bool> refused_;
+    std::vector<bool> cleanup_awaited_;
+};
+
+} // namespace redlock::detail
+
+#endif

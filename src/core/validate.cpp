@@ -1,0 +1,140 @@
+#include "core/validate.hpp"
+
+#include "core/validity.hpp"
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace redlock::detail {
+
+using std::chrono::milliseconds;
+
+namespace {
+
+std::string ms(std::chrono::microseconds d) {
+    return std::to_string(static_cast<double>(d.count()) / 1000.0) + " ms";
+}
+
+/// Every duration is bounded like the ttl, so that no sum of them with a clock reading
+/// can overflow. `positive`: zero is refused too.
+std::string check_duration(const char* name, milliseconds d, bool positive) {
+    if (positive ? d <= milliseconds::zero() : d < milliseconds::zero()) {
+        return std::string(name) + (positive ? " must be positive" : " must not be negative") +
+               ", got " + std::to_string(d.count()) + " ms";
+    }
+    if (d > max_ttl) {
+        return std::string(name) + " of " + std::to_string(d.count()) +
+               " ms is over the limit of " + std::to_string(max_ttl.count()) + " ms";
+    }
+    return {};
+}
+
+} // namespace
+
+std::string check_key(std::string_view key) {
+    if (key.empty()) {
+        return "key must not be empty";
+    }
+    if (key.size() > max_key_size) {
+        return "key is " + std::to_string(key.size()) + " bytes; at most " +
+               std::to_string(max_key_size) + " are accepted";
+    }
+    return {};
+}
+
+std::string check_ttl(milliseconds ttl) {
+    if (ttl <= milliseconds::zero()) {
+        return "ttl must be positive, got " + std::to_string(ttl.count()) + " ms";
+    }
+    if (ttl > max_ttl) {
+        return "ttl of " + std::to_string(ttl.count()) + " ms is over the limit of " +
+               std::to_string(max_ttl.count()) + " ms";
+    }
+    return {};
+}
+
+std::string check_lock_options(const lock_options& o) {
+    if (auto why = check_ttl(o.ttl); !why.empty()) {
+        return why;
+    }
+    if (!std::isfinite(o.clock_drift_factor) || o.clock_drift_factor < 0.0 ||
+        o.clock_drift_factor >= 1.0) {
+        return "clock_drift_factor must be in [0, 1), got " + std::to_string(o.clock_drift_factor);
+    }
+    const auto& r = o.retry;
+    for (const auto& [name, d, positive] :
+         {std::tuple{"node_timeout", o.node_timeout, true},
+          std::tuple{"drift_allowance", o.drift_allowance, false},
+          std::tuple{"min_validity", o.min_validity, false},
+          std::tuple{"retry.wait_budget", r.wait_budget, false},
+          std::tuple{"retry.backoff_initial", r.backoff_initial, false},
+          std::tuple{"retry.backoff_max", r.backoff_max, false}}) {
+        if (auto why = check_duration(name, d, positive); !why.empty()) {
+            return why;
+        }
+    }
+    if (o.ttl <= drift(o) + o.min_validity) {
+        return "ttl (" + std::to_string(o.ttl.count()) +
+               " ms) must be larger than the clock drift allowance (" + ms(drift(o)) +
+               ") plus min_validity (" + std::to_string(o.min_validity.count()) + " ms)";
+    }
+    if (r.max_attempts == 0 && r.wait_budget == milliseconds::zero()) {
+        return "retry is unbounded: set retry.max_attempts or retry.wait_budget";
+    }
+    if (r.backoff_max < r.backoff_initial) {
+        return "retry backoff must satisfy 0 <= backoff_initial <= backoff_max";
+    }
+    return {};
+}
+
+std::string check_renewal_options(const renewal_options& o) {
+    for (const auto& [name, d] : {std::pair{"renewal interval", o.interval},
+                                  std::pair{"renewal retry_delay", o.retry_delay}}) {
+        if (auto why = check_duration(name, d, false); !why.empty()) {
+            return why + " (0 means the default)";
+        }
+    }
+    return {};
+}
+
+std::string check_client_config(const client_config& c, std::vector<node_address>& addresses) {
+    if (c.nodes.empty()) {
+        return "no nodes configured";
+    }
+    addresses.clear();
+    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+        node_address parsed;
+        std::string why;
+        if (parse_node_address(c.nodes[i], parsed, why)) {
+            return "nodes[" + std::to_string(i) + "] \"" + c.nodes[i] + "\": " + why;
+        }
+        for (std::size_t j = 0; j < addresses.size(); ++j) {
+            if (addresses[j].same_server(parsed)) {
+                return "nodes[" + std::to_string(i) + "] and nodes[" + std::to_string(j) +
+                       "] are the same server (" + parsed.display() +
+                       "): Redlock needs independent masters";
+            }
+        }
+        addresses.push_back(std::move(parsed));
+    }
+    for (const auto& [name, d, positive] :
+         {std::tuple{"connect_timeout", c.connect_timeout, true},
+          std::tuple{"reconnect_delay_initial", c.reconnect_delay_initial, true},
+          std::tuple{"reconnect_delay_max", c.reconnect_delay_max, true},
+          std::tuple{"quarantine.assumed_max_ttl", c.quarantine.assumed_max_ttl, false}}) {
+        if (auto why = check_duration(name, d, positive); !why.empty()) {
+            return why;
+        }
+    }
+    if (c.reconnect_delay_max < c.reconnect_delay_initial) {
+        return "reconnect delays must satisfy 0 < reconnect_delay_initial <= reconnect_delay_max";
+    }
+    if (c.max_in_flight_per_node == 0) {
+        return "max_in_flight_per_node must be at least 1";
+    }
+    return {};
+}
+
+} // namespace redlock::detail

@@ -1,0 +1,239 @@
+#include "operations/acquire_op.hpp"
+
+#include "redlock/error.hpp"
+#include "redlock/fencing.hpp"
+
+namespace redlock::detail {
+
+acquire_op::acquire_op(std::shared_ptr<client_impl> impl, std::string key, lock_options options,
+                       completion<client::acquire_signature> done)
+    : operation(std::move(impl))
+    , key_(std::move(key))
+    , token_(impl_->next_token())
+    , ttl_text_(std::to_string(options.ttl.count()))
+    , counter_key_(options.fencing ? fencing_counter_key(key_) : std::string())
+    , options_(std::move(options))
+    , fsm_(
+          impl_->node_count(), options_, [impl = impl_.get()] { return impl->next_random(); },
+          options_.fencing ? impl_->fences().floor(key_) : 0)
+    , completion_(std::move(done)) {}
+
+void acquire_op::start() {
+    if (impl_->shut_down()) {
+        finish(errc::cancelled);
+        return;
+    }
+    auto self = std::static_pointer_cast<acquire_op>(shared_from_this());
+    completion_.on_cancellation([strand = impl_->strand(), weak = std::weak_ptr(self)] {
+        boost::asio::post(strand, [weak] {
+            if (auto op = weak.lock()) {
+                op->cancel();
+            }
+        });
+    });
+    impl_->note_ttl(options_.ttl);
+    act(fsm_.start(clock::now()));
+}
+
+void acquire_op::cancel() {
+    act(fsm_.on_cancel(clock::now()));
+}
+
+void acquire_op::act(const acquire_action& action) {
+    switch (action.what) {
+    case acquire_action::kind::send_set:
+        sleeping_ = false;
+        begin_round(clock::now());
+        arm_timer(action.at);
+        send_sets();
+        return;
+    case acquire_action::kind::send_raise:
+        begin_round(clock::now());
+        arm_timer(action.at);
+        send_raises();
+        return;
+    case acquire_action::kind::send_cleanup:
+        arm_timer(action.at);
+        send_cleanups();
+        act(fsm_.on_cleanup_sent(clock::now()));
+        return;
+    case acquire_action::kind::sleep:
+        sleeping_ = true;
+        arm_timer(action.at);
+        return;
+    case acquire_action::kind::done:
+        finish(action.error);
+        return;
+    case acquire_action::kind::wait:
+        return;
+    }
+}
+
+void acquire_op::send_sets() {
+    for (std::size_t node = 0; node < impl_->node_count(); ++node) {
+        send_set(node, {fsm_.attempt(), command_kind::set, node}, false);
+    }
+}
+
+void acquire_op::send_set(std::size_t node, reply_tag tag, bool as_eval) {
+    if (options_.fencing) {
+        send(
+            node,
+            fence_script_call(fence_acquire_script, as_eval, key_, counter_key_, token_, ttl_text_),
+            tag);
+    } else {
+        send(node, set_nx_px(key_, token_, ttl_text_), tag);
+    }
+}
+
+void acquire_op::send_raises() {
+    fence_text_ = std::to_string(fsm_.fence_token());
+    for (std::size_t node = 0; node < impl_->node_count(); ++node) {
+        if (fsm_.needs_cleanup(node)) {
+            send_raise(node, {fsm_.attempt(), command_kind::raise, node}, false);
+        }
+    }
+}
+
+void acquire_op::send_raise(std::size_t node, reply_tag tag, bool as_eval) {
+    send(node,
+         fence_script_call(fence_raise_script, as_eval, key_, counter_key_, token_, fence_text_),
+         tag);
+}
+
+void acquire_op::send_cleanups() {
+    const auto cmd = script_call(release_script, false, key_, token_);
+    for (std::size_t node = 0; node < impl_->node_count(); ++node) {
+        if (fsm_.needs_cleanup(node)) {
+            send(node, cmd, {fsm_.attempt(), command_kind::cleanup, node});
+        }
+    }
+}
+
+void acquire_op::on_timer() {
+    if (sleeping_) {
+        sleeping_ = false;
+        if (impl_->shut_down()) {
+            act(fsm_.on_cancel(clock::now()));
+            return;
+        }
+        act(fsm_.on_wake(clock::now()));
+        return;
+    }
+    const auto now = clock::now();
+    if (!fsm_.finished()) {
+        record_timeouts(now);
+    }
+    act(fsm_.on_deadline(now));
+}
+
+void acquire_op::on_reply(std::uint64_t packed, const node_reply& reply) {
+    const auto tag = reply_tag::unpack(packed);
+    if (tag.kind == command_kind::set) {
+        on_set_reply(tag, reply);
+    } else if (tag.kind == command_kind::raise) {
+        on_raise_reply(tag, reply);
+    } else {
+        on_cleanup_reply(tag, reply);
+    }
+}
+
+void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
+    const auto c =
+        options_.fencing ? classify_fence_acquire_reply(reply) : classify_set_reply(reply);
+    const auto now = clock::now();
+    const bool current = tag.attempt == fsm_.attempt() && fsm_.collecting_grants();
+    if (c.noscript && current) {
+        // Nothing ran (restart, SCRIPT FLUSH). Resent only while the attempt is open: after
+        // a decision the cleanup is already queued, and a SET must never overtake it.
+        send_set(tag.node, tag, true);
+        return;
+    }
+    if (!current) {
+        // Decided without this node. After a failure its cleanup is already queued behind
+        // this SET on the same connection; after a success the lock simply holds here too,
+        // and release reaches every node.
+        if (c.outcome == node_outcome::granted) {
+            impl_->log(log_level::debug,
+                       "late SET OK from " + impl_->node(tag.node).address().display() + " for " +
+                           key_ + " (attempt " + std::to_string(tag.attempt) + ")");
+        }
+        return;
+    }
+    std::string message(reply.message);
+    const auto counted = apply_quarantine(tag.node, c, now, message);
+    record_vote(tag.node, counted, message, now);
+    act(fsm_.on_set_reply(tag.attempt, tag.node, counted.outcome, now, counted.counter));
+}
+
+void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply) {
+    if (tag.attempt != fsm_.attempt() || !fsm_.raising()) {
+        return;
+    }
+    const auto c = classify_script_reply(reply);
+    if (c.noscript) {
+        send_raise(tag.node, tag, true);
+        return;
+    }
+    const auto now = clock::now();
+    std::string message(reply.message);
+    const auto counted = apply_quarantine(tag.node, c, now, message);
+    record_vote(tag.node, counted, message, now);
+    act(fsm_.on_raise_reply(tag.attempt, tag.node, counted.outcome, now));
+}
+
+void acquire_op::on_cleanup_reply(reply_tag tag, const node_reply& reply) {
+    const auto c = classify_script_reply(reply);
+    if (c.noscript) {
+        // The node lost its script cache (restart, SCRIPT FLUSH): the same cleanup as EVAL,
+        // still in order behind everything sent before.
+        send(tag.node, script_call(release_script, true, key_, token_), tag);
+        return;
+    }
+    if (c.outcome == node_outcome::failed && !fsm_.finished()) {
+        impl_->log(log_level::warning,
+                   "cleanup of " + key_ + " on " + impl_->node(tag.node).address().display() +
+                       " failed: " + c.error.message() + " " + std::string(reply.message));
+    }
+    act(fsm_.on_cleanup_reply(tag.attempt, tag.node, clock::now()));
+}
+
+void acquire_op::finish(std::error_code error) {
+    if (completion_.done()) {
+        return;
+    }
+    stop_timer();
+    acquire_result result;
+    result.attempts = fsm_.attempt();
+    if (!error) {
+        result.lock = lock(key_, token_, fsm_.valid_until(), options_, fsm_.fence_token());
+        if (options_.fencing) {
+            warn_about_counters_behind();
+            impl_->fences().raise(key_, fsm_.fence_token());
+        }
+    } else if (fsm_.fence_token() != 0) {
+        result.message = error.message() + ": raising the fencing counter to " +
+                         std::to_string(fsm_.fence_token()) + ": " +
+                         summary(fsm_.votes().granted(), "lock gone or counter already higher");
+    } else {
+        result.message =
+            error.message() + ": " + summary(fsm_.votes().granted(), "held by another token");
+    }
+    result.votes = take_votes();
+    if (auto* m = impl_->metrics()) {
+        m->on_acquire(error, clock::now() - called_at_, result.attempts);
+    }
+    completion_.complete(error, std::move(result));
+}
+
+void acquire_op::warn_about_counters_behind() const {
+    for (const auto node : fsm_.counters_behind_floor()) {
+        impl_->log(log_level::error,
+                   "fencing counter of " + key_ + " on " + impl_->node(node).address().display() +
+                       " is below token " + std::to_string(impl_->fences().floor(key_)) +
+                       " granted earlier: the node lost writes (restart without appendfsync "
+                       "always?); tokens stay monotonic only while this client remembers");
+    }
+}
+
+} // namespace redlock::detail

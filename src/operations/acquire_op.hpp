@@ -1,0 +1,51 @@
+#ifndef REDLOCK_SRC_ACQUIRE_OP_HPP
+#define REDLOCK_SRC_ACQUIRE_OP_HPP
+
+#include "core/acquire_fsm.hpp"
+#include "operations/completion.hpp"
+#include "operations/operation.hpp"
+
+#include "redlock/client.hpp"
+
+namespace redlock::detail {
+
+/// Carries out what acquire_fsm decides: the SETs, the cleanups, the timers.
+class acquire_op final : public operation {
+public:
+    acquire_op(std::shared_ptr<client_impl> impl, std::string key, lock_options options,
+               completion<client::acquire_signature> done);
+
+    void start();
+    void cancel() override;
+    void on_reply(std::uint64_t tag, const node_reply& reply) override;
+
+private:
+    void on_timer() override;
+    void act(const acquire_action& action);
+    void send_sets();
+    void send_set(std::size_t node, reply_tag tag, bool as_eval);
+    void send_raises();
+    void send_raise(std::size_t node, reply_tag tag, bool as_eval);
+    void send_cleanups();
+    void on_set_reply(reply_tag tag, const node_reply& reply);
+    void on_raise_reply(reply_tag tag, const node_reply& reply);
+    void on_cleanup_reply(reply_tag tag, const node_reply& reply);
+    void finish(std::error_code error);
+    void warn_about_counters_behind() const;
+
+    std::string key_;
+    std::string token_;
+    std::string ttl_text_;
+    /// Fenced locks only.
+    std::string counter_key_;
+    std::string fence_text_;
+    lock_options options_;
+    acquire_fsm fsm_;
+    completion<client::acquire_signature> completion_;
+    bool sleeping_ = false;
+    clock::time_point called_at_ = clock::now();
+};
+
+} // namespace redlock::detail
+
+#endif

@@ -1,0 +1,78 @@
+#ifndef REDLOCK_SRC_EXTEND_RELEASE_TRAITS_HPP
+#define REDLOCK_SRC_EXTEND_RELEASE_TRAITS_HPP
+
+#include "core/extend_fsm.hpp"
+#include "core/release_fsm.hpp"
+#include "transport/scripts.hpp"
+
+#include "redlock/client.hpp"
+#include "redlock/metrics.hpp"
+
+namespace redlock::detail {
+
+struct extend_traits {
+    using signature = client::extend_signature;
+    using fsm = extend_fsm;
+    static constexpr bool sends_ttl = true;
+    static constexpr bool quarantine_applies = true;
+    static constexpr std::string_view refusal = "token not found (expired or taken over)";
+
+    static const script& to_run() { return extend_script; }
+    static fsm make_fsm(std::size_t nodes, const lock& held, std::chrono::milliseconds ttl) {
+        auto options = held.options();
+        options.ttl = ttl;
+        return fsm(nodes, options);
+    }
+    static round_action start(fsm& f, clock::time_point now, const lock& held) {
+        return f.start(now, held.valid_until());
+    }
+    static round_action on_reply(fsm& f, std::size_t node, node_outcome o, clock::time_point now) {
+        return f.on_reply(node, o, now);
+    }
+    static round_action on_deadline(fsm& f, clock::time_point now) { return f.on_deadline(now); }
+    /// Renewals are reported by the watchdog, which knows they are renewals.
+    static void observe(metrics_observer&, std::error_code, const lock&, clock::time_point) {}
+    static extend_result result(const fsm& f, const lock& held, std::chrono::milliseconds ttl) {
+        extend_result r;
+        if (f.valid_until() != clock::time_point{}) {
+            auto options = held.options();
+            options.ttl = ttl;
+            r.lock = lock(held.key(), held.token(), f.valid_until(), options, held.fencing_token());
+        }
+        return r;
+    }
+};
+
+struct release_traits {
+    using signature = client::release_signature;
+    using fsm = release_fsm;
+    static constexpr bool sends_ttl = false;
+    /// Deleting our token is right everywhere, restarted or not.
+    static constexpr bool quarantine_applies = false;
+    static constexpr std::string_view refusal = "token not found (expired or taken over)";
+
+    static const script& to_run() { return release_script; }
+    static fsm make_fsm(std::size_t nodes, const lock& held, std::chrono::milliseconds) {
+        return fsm(nodes, held.options().node_timeout);
+    }
+    static round_action start(fsm& f, clock::time_point now, const lock&) { return f.start(now); }
+    static round_action on_reply(fsm& f, std::size_t node, node_outcome o, clock::time_point) {
+        return f.on_reply(node, o);
+    }
+    static round_action on_deadline(fsm& f, clock::time_point) { return f.on_deadline(); }
+    static void observe(metrics_observer& m, std::error_code error, const lock& held,
+                        clock::time_point now) {
+        // valid_until = granting attempt's start + ttl - drift.
+        const auto granted_at = held.valid_until() - (held.options().ttl - drift(held.options()));
+        m.on_release(error, now - granted_at);
+    }
+    static release_result result(const fsm& f, const lock&, std::chrono::milliseconds) {
+        release_result r;
+        r.released = f.votes().granted();
+        return r;
+    }
+};
+
+} // namespace redlock::detail
+
+#endif

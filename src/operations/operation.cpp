@@ -1,0 +1,115 @@
+#include "operations/operation.hpp"
+
+#include "redlock/error.hpp"
+
+namespace redlock::detail {
+
+operation::operation(std::shared_ptr<client_impl> impl)
+    : impl_(std::move(impl))
+    , timer_(impl_->strand())
+    , votes_(impl_->node_count())
+    , answered_(impl_->node_count(), false) {
+    impl_->register_operation(this);
+}
+
+operation::~operation() {
+    impl_->unregister_operation(this);
+}
+
+void operation::arm_timer(clock::time_point at) {
+    timer_.expires_at(at);
+    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+        if (!ec) {
+            self->on_timer();
+        }
+    });
+}
+
+void operation::stop_timer() {
+    timer_.cancel();
+}
+
+void operation::begin_round(clock::time_point now) {
+    round_start_ = now;
+    votes_.assign(impl_->node_count(), node_vote{});
+    answered_.assign(impl_->node_count(), false);
+    for (std::size_t i = 0; i < votes_.size(); ++i) {
+        votes_[i].node = i;
+    }
+}
+
+void operation::record_vote(std::size_t node, const classified& c, std::string_view message,
+                            clock::time_point now) {
+    if (answered_[node]) {
+        return;
+    }
+    answered_[node] = true;
+    auto& vote = votes_[node];
+    vote.outcome = c.outcome;
+    vote.error = c.error;
+    vote.server_message = std::string(message);
+    vote.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - round_start_);
+    observe(vote);
+}
+
+void operation::observe(const node_vote& vote) const {
+    if (auto* m = impl_->metrics()) {
+        m->on_node_reply(vote.node, vote.error, vote.latency);
+    }
+}
+
+classified operation::apply_quarantine(std::size_t node, classified c, clock::time_point now,
+                                       std::string& message) {
+    if (c.outcome != node_outcome::granted) {
+        return c;
+    }
+    const auto left = impl_->quarantine_left(node, now);
+    if (!left) {
+        return c;
+    }
+    message =
+        "restarted recently; its votes count again in " + std::to_string(left->count()) + " ms";
+    return {node_outcome::failed, make_error_code(errc::node_quarantined), false};
+}
+
+void operation::record_timeouts(clock::time_point now) {
+    for (std::size_t node = 0; node < votes_.size(); ++node) {
+        if (!answered_[node]) {
+            answered_[node] = true;
+            auto& vote = votes_[node];
+            vote.outcome = node_outcome::failed;
+            vote.error = errc::node_timeout;
+            vote.latency =
+                std::chrono::duration_cast<std::chrono::microseconds>(now - round_start_);
+            observe(vote);
+        }
+    }
+}
+
+std::string operation::summary(std::size_t granted, std::string_view refusal) const {
+    std::string text = std::to_string(granted) + " of " + std::to_string(votes_.size()) +
+                       " nodes granted, quorum is " + std::to_string(votes_.size() / 2 + 1);
+    for (const auto& vote : votes_) {
+        if (vote.outcome == node_outcome::granted) {
+            continue;
+        }
+        text += "; " + impl_->node(vote.node).address().display() + ": ";
+        if (vote.outcome == node_outcome::refused) {
+            text += refusal;
+        } else if (vote.outcome == node_outcome::pending) {
+            text += "no answer yet";
+        } else {
+            text += vote.error ? vote.error.message() : "no answer";
+            if (!vote.server_message.empty()) {
+                text += " (" + vote.server_message + ")";
+            }
+        }
+    }
+    return text;
+}
+
+void operation::send(std::size_t node, const command& cmd, reply_tag tag) {
+    impl_->node(node).send(cmd, shared_from_this(), tag.pack());
+}
+
+} // namespace redlock::detail

@@ -1,0 +1,90 @@
+#ifndef REDLOCK_SRC_OPERATION_HPP
+#define REDLOCK_SRC_OPERATION_HPP
+
+#include "client/client_impl.hpp"
+#include "transport/commands.hpp"
+#include "transport/node_reply.hpp"
+#include "core/validity.hpp"
+
+#include "redlock/vote.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+/// Which command of an operation a reply belongs to.
+enum class command_kind : std::uint8_t { set, raise, cleanup, script };
+
+struct reply_tag {
+    unsigned attempt;
+    command_kind kind;
+    std::size_t node;
+
+    std::uint64_t pack() const noexcept {
+        return (std::uint64_t{attempt} << 24) | (std::uint64_t(kind) << 16) | node;
+    }
+    static reply_tag unpack(std::uint64_t v) noexcept {
+        return {static_cast<unsigned>(v >> 24), static_cast<command_kind>((v >> 16) & 0xff),
+                static_cast<std::size_t>(v & 0xffff)};
+    }
+};
+
+/// What every operation has: the client's state, one timer, the per-node votes of the
+/// round in flight, and registration for shutdown. Derived classes run an fsm.
+class operation : public reply_target,
+                  public cancellable,
+                  public std::enable_shared_from_this<operation> {
+public:
+    explicit operation(std::shared_ptr<client_impl> impl);
+    virtual ~operation();
+    operation(const operation&) = delete;
+    operation& operator=(const operation&) = delete;
+
+protected:
+    /// Calls on_timer() at `at`; replaces any earlier arming.
+    void arm_timer(clock::time_point at);
+    /// A finished operation lets go of its timer at once: a pending wait would keep the
+    /// whole operation alive until its deadline, long after its last reply.
+    void stop_timer();
+    virtual void on_timer() = 0;
+
+    /// Starts a new round of votes, all sent now.
+    void begin_round(clock::time_point now);
+    /// Fills the vote of `node`; a node's first vote of a round counts.
+    void record_vote(std::size_t node, const classified& c, std::string_view message,
+                     clock::time_point now);
+    /// A grant from a quarantined node becomes a failure (errc::node_quarantined), with
+    /// `message` saying for how long; anything else passes unchanged.
+    classified apply_quarantine(std::size_t node, classified c, clock::time_point now,
+                                std::string& message);
+    /// Marks every node without a vote as timed out at `now`.
+    void record_timeouts(clock::time_point now);
+    bool has_vote(std::size_t node) const { return answered_[node]; }
+    std::vector<node_vote> take_votes() { return std::move(votes_); }
+
+    /// The count, then a clause per node that did not grant, for the result's message.
+    /// `refusal` says what a refusal means for this operation.
+    std::string summary(std::size_t granted, std::string_view refusal) const;
+
+    void send(std::size_t node, const command& cmd, reply_tag tag);
+
+    std::shared_ptr<client_impl> impl_;
+
+private:
+    /// Reports a settled vote to the metrics observer.
+    void observe(const node_vote& vote) const;
+
+    boost::asio::steady_timer timer_;
+    std::vector<node_vote> votes_;
+    std::vector<bool> answered_;
+    clock::time_point round_start_{};
+};
+
+} // namespace redlock::detail
+
+#endif

@@ -1,0 +1,132 @@
+#include "operations/renewal_runner.hpp"
+
+#include "operations/extend_release_traits.hpp"
+#include "operations/round_op.hpp"
+
+namespace redlock::detail {
+
+renewal_runner::renewal_runner(std::shared_ptr<client_impl> impl,
+                               std::shared_ptr<watchdog_state> state, renewal_options options)
+    : impl_(std::move(impl))
+    , state_(std::move(state))
+    , options_(renewal_fsm::resolve(state_->options.ttl, options))
+    , fsm_(state_->options.ttl, options_,
+           clock::time_point(clock::duration(state_->valid_until.load()))) {
+    impl_->register_operation(this);
+}
+
+renewal_runner::~renewal_runner() {
+    impl_->unregister_operation(this);
+}
+
+void renewal_runner::start() {
+    if (impl_->shut_down()) {
+        cancel();
+        return;
+    }
+    act(fsm_.start(clock::now()));
+}
+
+void renewal_runner::act(const renewal_action& action) {
+    switch (action.what) {
+    case renewal_action::kind::none:
+        return;
+    case renewal_action::kind::wait_until:
+        cancel_wait();
+        // Once over (stopped, lost, shut down) nothing waits: an entry would hold this
+        // runner, and through it the client, for good.
+        if (!over_ && !impl_->shut_down()) {
+            waiting_ = impl_->timers().schedule(action.at, shared_from_this());
+        }
+        return;
+    case renewal_action::kind::extend:
+        extend();
+        return;
+    case renewal_action::kind::lost:
+        declare_lost(action.error);
+        return;
+    case renewal_action::kind::stopped:
+        finish_stop();
+        return;
+    }
+}
+
+void renewal_runner::on_due() {
+    waiting_.reset();
+    act(fsm_.on_timer(clock::now()));
+}
+
+void renewal_runner::cancel_wait() {
+    if (waiting_) {
+        impl_->timers().cancel(*std::exchange(waiting_, std::nullopt));
+    }
+}
+
+void renewal_runner::extend() {
+    auto self = shared_from_this();
+    lock held(state_->key, state_->token, fsm_.valid_until(), state_->options,
+              state_->fencing_token);
+    auto on_done = [self](std::error_code ec, extend_result r) {
+        if (auto* m = self->impl_->metrics()) {
+            m->on_renewal(ec);
+        }
+        if (!ec) {
+            self->state_->renewals.fetch_add(1);
+            self->state_->valid_until.store(r.lock.valid_until().time_since_epoch().count());
+        } else {
+            self->impl_->log(log_level::warning,
+                             "renewal of " + self->state_->key + " failed: " + r.message);
+        }
+        self->act(self->fsm_.on_extended(ec, r.lock.valid_until(), clock::now()));
+    };
+    // Bound to the strand, the completion runs inline when the round ends.
+    completion<client::extend_signature> done(
+        boost::asio::any_completion_handler<client::extend_signature>(
+            boost::asio::bind_executor(impl_->strand(), std::move(on_done))),
+        impl_->strand());
+    std::make_shared<round_op<extend_traits>>(impl_, std::move(held), state_->options.ttl,
+                                              std::move(done), options_.recreate_missing)
+        ->start();
+}
+
+void renewal_runner::declare_lost(std::error_code why) {
+    over_ = true;
+    cancel_wait();
+    state_->lost.store(true);
+    impl_->log(log_level::error, "lock " + state_->key + " lost: " + why.message());
+    if (auto* m = impl_->metrics()) {
+        m->on_lock_lost(why);
+    }
+    if (state_->on_loss) {
+        state_->on_loss(why);
+    }
+    finish_stop();
+}
+
+void renewal_runner::cancel() {
+    if (over_) {
+        return;
+    }
+    fsm_.on_stop();
+    declare_lost(make_error_code(errc::cancelled));
+}
+
+void renewal_runner::stop(boost::asio::any_completion_handler<void()> done) {
+    stop_waiters_.emplace_back(std::move(done), impl_->strand());
+    if (over_) {
+        finish_stop();
+        return;
+    }
+    cancel_wait();
+    act(fsm_.on_stop());
+}
+
+void renewal_runner::finish_stop() {
+    over_ = true;
+    cancel_wait();
+    for (auto& waiter : std::exchange(stop_waiters_, {})) {
+        waiter.complete();
+    }
+}
+
+} // namespace redlock::detail

@@ -1,0 +1,129 @@
+#ifndef REDLOCK_SRC_ROUND_OP_HPP
+#define REDLOCK_SRC_ROUND_OP_HPP
+
+#include "operations/completion.hpp"
+#include "operations/operation.hpp"
+#include "core/round_action.hpp"
+
+#include "redlock/lock.hpp"
+
+namespace redlock::detail {
+
+/// A one-round script operation on a held lock (extend, release): sends the script to
+/// every node, falls back on EVAL after NOSCRIPT, and feeds the votes to `Fsm`.
+/// `Traits` supplies the script, its extra argument, the fsm calls and the result.
+template <typename Traits>
+class round_op final : public operation {
+public:
+    using signature = typename Traits::signature;
+
+    /// `recreate`: extend only, re-create the key where it is missing (renewal_options).
+    round_op(std::shared_ptr<client_impl> impl, lock held, std::chrono::milliseconds ttl,
+             completion<signature> done, bool recreate = false)
+        : operation(std::move(impl))
+        , held_(std::move(held))
+        , ttl_(ttl)
+        , recreate_(recreate)
+        , ttl_text_(std::to_string(ttl.count()))
+        , fsm_(Traits::make_fsm(impl_->node_count(), held_, ttl))
+        , completion_(std::move(done)) {}
+
+    void start() {
+        if (impl_->shut_down()) {
+            finish(errc::cancelled);
+            return;
+        }
+        auto self = std::static_pointer_cast<round_op>(shared_from_this());
+        completion_.on_cancellation([strand = impl_->strand(), weak = std::weak_ptr(self)] {
+            boost::asio::post(strand, [weak] {
+                if (auto op = weak.lock()) {
+                    op->cancel();
+                }
+            });
+        });
+        act(Traits::start(fsm_, clock::now(), held_));
+    }
+
+    void cancel() override { act(fsm_.on_cancel()); }
+
+    void on_reply(std::uint64_t packed, const node_reply& reply) override {
+        const auto tag = reply_tag::unpack(packed);
+        const auto c = classify_script_reply(reply);
+        if (c.noscript) {
+            send(tag.node, call(true), tag);
+            return;
+        }
+        const auto now = clock::now();
+        if (completion_.done()) {
+            return;
+        }
+        std::string message(reply.message);
+        const auto counted =
+            Traits::quarantine_applies ? apply_quarantine(tag.node, c, now, message) : c;
+        record_vote(tag.node, counted, message, now);
+        act(Traits::on_reply(fsm_, tag.node, counted.outcome, now));
+    }
+
+private:
+    command call(bool as_eval) const {
+        if (!Traits::sends_ttl) {
+            return script_call(Traits::to_run(), as_eval, held_.key(), held_.token());
+        }
+        return script_call(Traits::to_run(), as_eval, held_.key(), held_.token(), ttl_text_,
+                           recreate_ ? "1" : "0");
+    }
+
+    void on_timer() override {
+        const auto now = clock::now();
+        record_timeouts(now);
+        act(Traits::on_deadline(fsm_, now));
+    }
+
+    void act(const round_action& action) {
+        switch (action.what) {
+        case round_action::kind::send: {
+            const auto now = clock::now();
+            begin_round(now);
+            arm_timer(action.at);
+            const auto cmd = call(false);
+            for (std::size_t node = 0; node < impl_->node_count(); ++node) {
+                send(node, cmd, {1, command_kind::script, node});
+            }
+            return;
+        }
+        case round_action::kind::done:
+            finish(action.error);
+            return;
+        case round_action::kind::wait:
+            return;
+        }
+    }
+
+    void finish(std::error_code error) {
+        if (completion_.done()) {
+            return;
+        }
+        stop_timer();
+        auto result = Traits::result(fsm_, held_, ttl_);
+        if (error) {
+            result.message =
+                error.message() + ": " + summary(fsm_.votes().granted(), Traits::refusal);
+        }
+        result.votes = take_votes();
+        if (auto* m = impl_->metrics()) {
+            Traits::observe(*m, error, held_, clock::now());
+        }
+        completion_.complete(error, std::move(result));
+    }
+
+    lock held_;
+    std::chrono::milliseconds ttl_;
+    bool recreate_;
+    std::string ttl_text_;
+    typename Traits::fsm fsm_;
+    completion<signature> completion_;
+};
+
+} // namespace redlock::detail
+
+#endif

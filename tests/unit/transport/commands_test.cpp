@@ -1,0 +1,105 @@
+#include "transport/commands.hpp"
+
+#include <redlock/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using redlock::errc;
+using redlock::node_outcome;
+namespace d = redlock::detail;
+
+struct fake_reply {
+    redisReply reply{};
+    std::string text;
+
+    fake_reply(int type, std::string s = {}, long long integer = 0)
+        : text(std::move(s)) {
+        reply.type = type;
+        reply.str = text.data();
+        reply.len = text.size();
+        reply.integer = integer;
+    }
+    d::node_reply view() const {
+        d::node_reply r;
+        r.reply = &reply;
+        if (reply.type == REDIS_REPLY_ERROR) {
+            r.message = text;
+        }
+        return r;
+    }
+};
+
+TEST(commands, set_nx_px_argument_vector) {
+    const std::string ttl = "30000";
+    auto c = d::set_nx_px("k", "tok", ttl);
+    ASSERT_EQ(c.count, 6u);
+    EXPECT_EQ(c.args[0], "SET");
+    EXPECT_EQ(c.args[1], "k");
+    EXPECT_EQ(c.args[2], "tok");
+    EXPECT_EQ(c.args[3], "NX");
+    EXPECT_EQ(c.args[4], "PX");
+    EXPECT_EQ(c.args[5], "30000");
+}
+
+TEST(commands, scripts_use_evalsha_with_their_digest_and_eval_as_fallback) {
+    auto sha = d::script_call(d::release_script, false, "k", "tok");
+    ASSERT_EQ(sha.count, 5u);
+    EXPECT_EQ(sha.args[0], "EVALSHA");
+    EXPECT_EQ(sha.args[1], d::release_script.sha1);
+    EXPECT_EQ(sha.args[2], "1");
+    EXPECT_EQ(sha.args[3], "k");
+    EXPECT_EQ(sha.args[4], "tok");
+    auto eval = d::script_call(d::extend_script, true, "k", "tok", "500", "0");
+    ASSERT_EQ(eval.count, 7u);
+    EXPECT_EQ(eval.args[0], "EVAL");
+    EXPECT_EQ(eval.args[1], d::extend_script.text);
+    EXPECT_EQ(eval.args[5], "500");
+    EXPECT_EQ(eval.args[6], "0");
+}
+
+TEST(commands, embedded_scripts_come_from_lua_files) {
+    EXPECT_NE(d::release_script.text.find("redis.call('DEL'"), std::string_view::npos);
+    EXPECT_NE(d::extend_script.text.find("redis.call('PEXPIRE'"), std::string_view::npos);
+    EXPECT_EQ(d::release_script.sha1.size(), 40u);
+    EXPECT_NE(d::release_script.sha1, d::extend_script.sha1);
+}
+
+TEST(commands, set_replies) {
+    EXPECT_EQ(d::classify_set_reply(fake_reply(REDIS_REPLY_STATUS, "OK").view()).outcome,
+              node_outcome::granted);
+    EXPECT_EQ(d::classify_set_reply(fake_reply(REDIS_REPLY_NIL).view()).outcome,
+              node_outcome::refused);
+    auto ro = d::classify_set_reply(
+        fake_reply(REDIS_REPLY_ERROR, "READONLY You can't write against a read only replica.")
+            .view());
+    EXPECT_EQ(ro.outcome, node_outcome::failed);
+    EXPECT_EQ(ro.error, errc::server_error);
+    auto odd = d::classify_set_reply(fake_reply(REDIS_REPLY_INTEGER, {}, 1).view());
+    EXPECT_EQ(odd.error, errc::unexpected_reply);
+
+    d::node_reply lost;
+    lost.error = errc::connection_failed;
+    EXPECT_EQ(d::classify_set_reply(lost).error, errc::connection_failed);
+}
+
+TEST(commands, script_replies_and_noscript) {
+    EXPECT_EQ(d::classify_script_reply(fake_reply(REDIS_REPLY_INTEGER, {}, 1).view()).outcome,
+              node_outcome::granted);
+    EXPECT_EQ(d::classify_script_reply(fake_reply(REDIS_REPLY_INTEGER, {}, 0).view()).outcome,
+              node_outcome::refused);
+    EXPECT_EQ(d::classify_script_reply(fake_reply(REDIS_REPLY_INTEGER, {}, 7).view()).error,
+              errc::unexpected_reply);
+    auto missing = d::classify_script_reply(
+        fake_reply(REDIS_REPLY_ERROR, "NOSCRIPT No matching script. Please use EVAL.").view());
+    EXPECT_TRUE(missing.noscript);
+    auto busy = d::classify_script_reply(
+        fake_reply(REDIS_REPLY_ERROR, "BUSY Redis is busy running a script.").view());
+    EXPECT_FALSE(busy.noscript);
+    EXPECT_EQ(busy.error, errc::server_error);
+}
+
+} // namespace
