@@ -19,6 +19,7 @@ namespace redlock {
 
 namespace detail {
 class client_impl;
+struct client_access;
 }
 class watchdog;
 
@@ -111,6 +112,9 @@ public:
 
 private:
     friend class watchdog;
+    friend struct detail::client_access;
+
+    client(executor_type executor, std::shared_ptr<detail::client_impl> impl);
 
     void start_acquire(std::string key, lock_options options,
                        boost::asio::any_completion_handler<acquire_signature> handler);

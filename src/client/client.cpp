@@ -65,6 +65,10 @@ client::client(executor_type executor, client_config config)
     : executor_(std::move(executor))
     , impl_(make_impl(executor_, std::move(config))) {}
 
+client::client(executor_type executor, std::shared_ptr<detail::client_impl> impl)
+    : executor_(std::move(executor))
+    , impl_(std::move(impl)) {}
+
 client::~client() {
     try {
         asio::post(impl_->strand(), [impl = impl_] { impl->shutdown(); });

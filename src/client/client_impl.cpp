@@ -6,24 +6,18 @@
 
 namespace redlock::detail {
 
-namespace {
-std::uint64_t jitter_seed(token_source& tokens) {
-    // Jitter needs no secrecy, only independence between processes started together.
-    return std::hash<std::string>{}(tokens.next());
-}
-} // namespace
-
 client_impl::client_impl(const boost::asio::any_io_executor& executor, client_config config,
-                         std::vector<node_address> addresses)
+                         std::vector<node_address> addresses, environment env)
     : strand_(boost::asio::make_strand(executor))
     , config_(std::move(config))
-    , jitter_(jitter_seed(tokens_))
+    , env_(std::move(env))
+    , time_(env_.make_time(strand_))
+    , jitter_(env_.jitter_seed)
     , reported_quarantined_(addresses.size(), false)
-    , timers_(std::make_shared<renewal_timers>(strand_)) {
+    , timers_(std::make_shared<renewal_timers>(*time_)) {
     nodes_.reserve(addresses.size());
-    for (std::size_t i = 0; i < addresses.size(); ++i) {
-        nodes_.push_back(
-            std::make_unique<node_connection>(strand_, i, std::move(addresses[i]), config_));
+    for (auto& address : addresses) {
+        nodes_.push_back(env_.make_link(strand_, std::move(address), config_));
     }
 }
 

@@ -1,11 +1,12 @@
 #ifndef REDLOCK_SRC_CLIENT_IMPL_HPP
 #define REDLOCK_SRC_CLIENT_IMPL_HPP
 
+#include "client/environment.hpp"
 #include "client/fence_floors.hpp"
-#include "transport/node_connection.hpp"
-#include "operations/renewal_timers.hpp"
-#include "client/token.hpp"
 #include "core/validity.hpp"
+#include "operations/renewal_timers.hpp"
+#include "operations/time_source.hpp"
+#include "transport/node_link.hpp"
 
 #include "redlock/config.hpp"
 #include "redlock/metrics.hpp"
@@ -36,13 +37,16 @@ protected:
 class client_impl {
 public:
     client_impl(const boost::asio::any_io_executor& executor, client_config config,
-                std::vector<node_address> addresses);
+                std::vector<node_address> addresses, environment env = environment::production());
 
     const boost::asio::any_io_executor& strand() const noexcept { return strand_; }
     std::size_t node_count() const noexcept { return nodes_.size(); }
-    node_connection& node(std::size_t index) { return *nodes_[index]; }
+    node_link& node(std::size_t index) { return *nodes_[index]; }
 
-    std::string next_token() { return tokens_.next(); }
+    clock::time_point now() const { return time_->now(); }
+    std::unique_ptr<alarm> make_alarm() { return time_->make_alarm(); }
+
+    std::string next_token() { return env_.next_token(); }
     std::uint64_t next_random() { return jitter_(); }
     void log(log_level level, const std::string& message) const;
 
@@ -72,8 +76,9 @@ public:
 private:
     boost::asio::any_io_executor strand_;
     client_config config_;
-    std::vector<std::unique_ptr<node_connection>> nodes_;
-    token_source tokens_;
+    environment env_;
+    std::unique_ptr<time_source> time_;
+    std::vector<std::unique_ptr<node_link>> nodes_;
     std::mt19937_64 jitter_;
     std::unordered_set<cancellable*> live_;
     std::chrono::milliseconds largest_ttl_{0};

@@ -32,30 +32,30 @@ void acquire_op::start() {
         });
     });
     impl_->note_ttl(options_.ttl);
-    act(fsm_.start(clock::now()));
+    act(fsm_.start(now()));
 }
 
 void acquire_op::cancel() {
-    act(fsm_.on_cancel(clock::now()));
+    act(fsm_.on_cancel(now()));
 }
 
 void acquire_op::act(const acquire_action& action) {
     switch (action.what) {
     case acquire_action::kind::send_set:
         sleeping_ = false;
-        begin_round(clock::now());
+        begin_round(now());
         arm_timer(action.at);
         send_sets();
         return;
     case acquire_action::kind::send_raise:
-        begin_round(clock::now());
+        begin_round(now());
         arm_timer(action.at);
         send_raises();
         return;
     case acquire_action::kind::send_cleanup:
         arm_timer(action.at);
         send_cleanups();
-        act(fsm_.on_cleanup_sent(clock::now()));
+        act(fsm_.on_cleanup_sent(now()));
         return;
     case acquire_action::kind::sleep:
         sleeping_ = true;
@@ -114,13 +114,13 @@ void acquire_op::on_timer() {
     if (sleeping_) {
         sleeping_ = false;
         if (impl_->shut_down()) {
-            act(fsm_.on_cancel(clock::now()));
+            act(fsm_.on_cancel(now()));
             return;
         }
-        act(fsm_.on_wake(clock::now()));
+        act(fsm_.on_wake(now()));
         return;
     }
-    const auto now = clock::now();
+    const auto now = this->now();
     if (!fsm_.finished()) {
         record_timeouts(now);
     }
@@ -141,7 +141,7 @@ void acquire_op::on_reply(std::uint64_t packed, const node_reply& reply) {
 void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
     const auto c =
         options_.fencing ? classify_fence_acquire_reply(reply) : classify_set_reply(reply);
-    const auto now = clock::now();
+    const auto now = this->now();
     const bool current = tag.attempt == fsm_.attempt() && fsm_.collecting_grants();
     if (c.noscript && current) {
         // Nothing ran (restart, SCRIPT FLUSH). Resent only while the attempt is open: after
@@ -175,7 +175,7 @@ void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply) {
         send_raise(tag.node, tag, true);
         return;
     }
-    const auto now = clock::now();
+    const auto now = this->now();
     std::string message(reply.message);
     const auto counted = apply_quarantine(tag.node, c, now, message);
     record_vote(tag.node, counted, message, now);
@@ -195,7 +195,7 @@ void acquire_op::on_cleanup_reply(reply_tag tag, const node_reply& reply) {
                    "cleanup of " + key_ + " on " + impl_->node(tag.node).address().display() +
                        " failed: " + c.error.message() + " " + std::string(reply.message));
     }
-    act(fsm_.on_cleanup_reply(tag.attempt, tag.node, clock::now()));
+    act(fsm_.on_cleanup_reply(tag.attempt, tag.node, now()));
 }
 
 void acquire_op::finish(std::error_code error) {
@@ -221,7 +221,7 @@ void acquire_op::finish(std::error_code error) {
     }
     result.votes = take_votes();
     if (auto* m = impl_->metrics()) {
-        m->on_acquire(error, clock::now() - called_at_, result.attempts);
+        m->on_acquire(error, now() - called_at_, result.attempts);
     }
     completion_.complete(error, std::move(result));
 }

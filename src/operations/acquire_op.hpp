@@ -43,7 +43,7 @@ private:
     acquire_fsm fsm_;
     completion<client::acquire_signature> completion_;
     bool sleeping_ = false;
-    clock::time_point called_at_ = clock::now();
+    clock::time_point called_at_ = now();
 };
 
 } // namespace redlock::detail

@@ -6,7 +6,7 @@ namespace redlock::detail {
 
 operation::operation(std::shared_ptr<client_impl> impl)
     : impl_(std::move(impl))
-    , timer_(impl_->strand())
+    , timer_(impl_->make_alarm())
     , votes_(impl_->node_count())
     , answered_(impl_->node_count(), false) {
     impl_->register_operation(this);
@@ -17,16 +17,11 @@ operation::~operation() {
 }
 
 void operation::arm_timer(clock::time_point at) {
-    timer_.expires_at(at);
-    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-        if (!ec) {
-            self->on_timer();
-        }
-    });
+    timer_->arm(at, [self = shared_from_this()] { self->on_timer(); });
 }
 
 void operation::stop_timer() {
-    timer_.cancel();
+    timer_->cancel();
 }
 
 void operation::begin_round(clock::time_point now) {

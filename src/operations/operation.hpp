@@ -8,8 +8,6 @@
 
 #include "redlock/vote.hpp"
 
-#include <boost/asio/steady_timer.hpp>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -46,7 +44,10 @@ public:
     operation& operator=(const operation&) = delete;
 
 protected:
-    /// Calls on_timer() at `at`; replaces any earlier arming.
+    clock::time_point now() const { return impl_->now(); }
+
+    /// Calls on_timer() at `at`; replaces any earlier arming, whose wake-up never comes even
+    /// if it was already due.
     void arm_timer(clock::time_point at);
     /// A finished operation lets go of its timer at once: a pending wait would keep the
     /// whole operation alive until its deadline, long after its last reply.
@@ -79,7 +80,7 @@ private:
     /// Reports a settled vote to the metrics observer.
     void observe(const node_vote& vote) const;
 
-    boost::asio::steady_timer timer_;
+    std::unique_ptr<alarm> timer_;
     std::vector<node_vote> votes_;
     std::vector<bool> answered_;
     clock::time_point round_start_{};

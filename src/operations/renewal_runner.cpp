@@ -24,7 +24,7 @@ void renewal_runner::start() {
         cancel();
         return;
     }
-    act(fsm_.start(clock::now()));
+    act(fsm_.start(impl_->now()));
 }
 
 void renewal_runner::act(const renewal_action& action) {
@@ -53,7 +53,7 @@ void renewal_runner::act(const renewal_action& action) {
 
 void renewal_runner::on_due() {
     waiting_.reset();
-    act(fsm_.on_timer(clock::now()));
+    act(fsm_.on_timer(impl_->now()));
 }
 
 void renewal_runner::cancel_wait() {
@@ -77,7 +77,7 @@ void renewal_runner::extend() {
             self->impl_->log(log_level::warning,
                              "renewal of " + self->state_->key + " failed: " + r.message);
         }
-        self->act(self->fsm_.on_extended(ec, r.lock.valid_until(), clock::now()));
+        self->act(self->fsm_.on_extended(ec, r.lock.valid_until(), self->impl_->now()));
     };
     // Bound to the strand, the completion runs inline when the round ends.
     completion<client::extend_signature> done(

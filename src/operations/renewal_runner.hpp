@@ -8,7 +8,6 @@
 #include "redlock/watchdog.hpp"
 
 #include <boost/asio/bind_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <memory>

@@ -4,8 +4,9 @@
 
 namespace redlock::detail {
 
-renewal_timers::renewal_timers(const boost::asio::any_io_executor& strand)
-    : timer_(strand) {}
+renewal_timers::renewal_timers(time_source& time)
+    : time_(time)
+    , alarm_(time.make_alarm()) {}
 
 renewal_timers::entry renewal_timers::schedule(clock::time_point at,
                                                std::shared_ptr<timed> target) {
@@ -24,7 +25,7 @@ void renewal_timers::cancel(entry e) {
 void renewal_timers::clear() {
     due_.clear();
     armed_for_.reset();
-    timer_.cancel();
+    alarm_->cancel();
 }
 
 void renewal_timers::arm() {
@@ -33,11 +34,7 @@ void renewal_timers::arm() {
         return;
     }
     armed_for_ = due_.begin()->first;
-    timer_.expires_at(*armed_for_);
-    timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
-        if (ec) {
-            return; // re-armed or cleared
-        }
+    alarm_->arm(*armed_for_, [weak = weak_from_this()] {
         if (auto self = weak.lock()) {
             self->on_timer();
         }
@@ -46,7 +43,7 @@ void renewal_timers::arm() {
 
 void renewal_timers::on_timer() {
     armed_for_.reset();
-    const auto now = clock::now();
+    const auto now = time_.now();
     std::vector<std::shared_ptr<timed>> ready;
     while (!due_.empty() && due_.begin()->first <= now) {
         ready.push_back(std::move(due_.begin()->second));

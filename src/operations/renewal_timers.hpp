@@ -2,9 +2,7 @@
 #define REDLOCK_SRC_RENEWAL_TIMERS_HPP
 
 #include "core/validity.hpp"
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "operations/time_source.hpp"
 
 #include <map>
 #include <memory>
@@ -28,7 +26,8 @@ class renewal_timers : public std::enable_shared_from_this<renewal_timers> {
 public:
     using entry = std::multimap<clock::time_point, std::shared_ptr<timed>>::iterator;
 
-    explicit renewal_timers(const boost::asio::any_io_executor& strand);
+    /// `time` outlives this.
+    explicit renewal_timers(time_source& time);
 
     /// Calls `target->on_due()` at `at` unless cancel() comes first.
     entry schedule(clock::time_point at, std::shared_ptr<timed> target);
@@ -41,7 +40,8 @@ private:
     void on_timer();
 
     std::multimap<clock::time_point, std::shared_ptr<timed>> due_;
-    boost::asio::steady_timer timer_;
+    time_source& time_;
+    std::unique_ptr<alarm> alarm_;
     std::optional<clock::time_point> armed_for_;
 };
 

@@ -41,7 +41,7 @@ public:
                 }
             });
         });
-        act(Traits::start(fsm_, clock::now(), held_));
+        act(Traits::start(fsm_, now(), held_));
     }
 
     void cancel() override { act(fsm_.on_cancel()); }
@@ -53,7 +53,7 @@ public:
             send(tag.node, call(true), tag);
             return;
         }
-        const auto now = clock::now();
+        const auto now = this->now();
         if (completion_.done()) {
             return;
         }
@@ -74,7 +74,7 @@ private:
     }
 
     void on_timer() override {
-        const auto now = clock::now();
+        const auto now = this->now();
         record_timeouts(now);
         act(Traits::on_deadline(fsm_, now));
     }
@@ -82,7 +82,7 @@ private:
     void act(const round_action& action) {
         switch (action.what) {
         case round_action::kind::send: {
-            const auto now = clock::now();
+            const auto now = this->now();
             begin_round(now);
             arm_timer(action.at);
             const auto cmd = call(false);
@@ -111,7 +111,7 @@ private:
         }
         result.votes = take_votes();
         if (auto* m = impl_->metrics()) {
-            Traits::observe(*m, error, held_, clock::now());
+            Traits::observe(*m, error, held_, now());
         }
         completion_.complete(error, std::move(result));
     }

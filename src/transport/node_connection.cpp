@@ -32,10 +32,9 @@ std::string_view info_field(std::string_view info, std::string_view field) {
 }
 } // namespace
 
-node_connection::node_connection(asio::any_io_executor strand, std::size_t index,
-                                 node_address address, const client_config& config)
+node_connection::node_connection(asio::any_io_executor strand, node_address address,
+                                 const client_config& config)
     : strand_(std::move(strand))
-    , index_(index)
     , address_(std::move(address))
     , config_(config)
     , display_(address_.display())

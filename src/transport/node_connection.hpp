@@ -1,9 +1,8 @@
 #ifndef REDLOCK_SRC_NODE_CONNECTION_HPP
 #define REDLOCK_SRC_NODE_CONNECTION_HPP
 
-#include "transport/commands.hpp"
 #include "transport/hiredis_adapter.hpp"
-#include "transport/node_reply.hpp"
+#include "transport/node_link.hpp"
 
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
@@ -32,26 +31,23 @@ namespace redlock::detail {
 ///
 /// Every command sent gets exactly one reply_target::on_reply, possibly long after its
 /// operation stopped caring. Lives on (and must only be used from) a strand.
-class node_connection {
+class node_connection final : public node_link {
 public:
-    node_connection(boost::asio::any_io_executor strand, std::size_t index, node_address address,
+    node_connection(boost::asio::any_io_executor strand, node_address address,
                     const client_config& config);
-    ~node_connection();
+    ~node_connection() override;
     node_connection(const node_connection&) = delete;
     node_connection& operator=(const node_connection&) = delete;
 
-    void send(const command& cmd, const std::shared_ptr<reply_target>& target, std::uint64_t tag);
-    /// Fails every pending command with errc::cancelled and refuses new ones.
-    void shutdown();
+    void send(const command& cmd, const std::shared_ptr<reply_target>& target,
+              std::uint64_t tag) override;
+    void shutdown() override;
 
     /// When the server was last (re)started, as far as INFO server told us on connect;
     /// empty until known. A changed run_id counts as a restart at the moment it was seen.
-    std::optional<std::chrono::steady_clock::time_point> started_at() const noexcept {
-        return started_at_;
-    }
+    std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
 
-    std::size_t index() const noexcept { return index_; }
-    const node_address& address() const noexcept { return address_; }
+    const node_address& address() const noexcept override { return address_; }
 
 private:
     enum class state { idle, resolving, connecting, connected, backing_off, shut_down };
@@ -91,7 +87,6 @@ private:
     void log(log_level level, const std::string& message) const;
 
     boost::asio::any_io_executor strand_;
-    std::size_t index_;
     node_address address_;
     const client_config& config_;
     std::string display_;

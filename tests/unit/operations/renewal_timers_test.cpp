@@ -1,6 +1,8 @@
 // The one timer a client's watchdogs share: order, cancellation, and who holds whom.
 #include "operations/renewal_timers.hpp"
 
+#include "operations/asio_time_source.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 
@@ -24,8 +26,8 @@ struct recorder final : redlock::detail::timed {
 
 TEST(renewal_timers, fire_in_deadline_order_and_cancelled_ones_never) {
     boost::asio::io_context io;
-    auto timers = std::make_shared<redlock::detail::renewal_timers>(
-        boost::asio::make_strand(io.get_executor()));
+    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+    auto timers = std::make_shared<redlock::detail::renewal_timers>(time);
     std::vector<int> fired;
     const auto now = clock::now();
     auto late = std::make_shared<recorder>(fired, 3);
@@ -44,8 +46,8 @@ TEST(renewal_timers, fire_in_deadline_order_and_cancelled_ones_never) {
 
 TEST(renewal_timers, an_earlier_entry_rearms_and_clear_drops_everything) {
     boost::asio::io_context io;
-    auto timers = std::make_shared<redlock::detail::renewal_timers>(
-        boost::asio::make_strand(io.get_executor()));
+    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+    auto timers = std::make_shared<redlock::detail::renewal_timers>(time);
     std::vector<int> fired;
     const auto now = clock::now();
     timers->schedule(now + 10s, std::make_shared<recorder>(fired, 9));

@@ -1,0 +1,39 @@
+#ifndef REDLOCK_SRC_TRANSPORT_NODE_LINK_HPP
+#define REDLOCK_SRC_TRANSPORT_NODE_LINK_HPP
+
+#include "core/validity.hpp"
+#include "transport/commands.hpp"
+#include "transport/node_reply.hpp"
+
+#include "redlock/node_address.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+namespace redlock::detail {
+
+/// What the operations need of one Redis master: the seam between them and the wire, so that
+/// the same operations run over real connections (node_connection) and simulated ones.
+///
+/// Every command sent gets exactly one reply_target::on_reply, never from inside send(), and
+/// the replies of one link come in send order: the node runs one link's commands in sequence.
+/// Used on the client's strand only.
+class node_link {
+public:
+    virtual ~node_link() = default;
+
+    virtual void send(const command& cmd, const std::shared_ptr<reply_target>& target,
+                      std::uint64_t tag) = 0;
+    /// Fails every pending command with errc::cancelled and refuses new ones.
+    virtual void shutdown() = 0;
+
+    /// When the server was last (re)started, as far as the link could tell; empty until known.
+    virtual std::optional<clock::time_point> started_at() const noexcept = 0;
+
+    virtual const node_address& address() const noexcept = 0;
+};
+
+} // namespace redlock::detail
+
+#endif
