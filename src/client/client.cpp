@@ -34,7 +34,7 @@ bool reject(std::string why, detail::completion<Signature>& done) {
     }
     Result result;
     result.message = std::move(why);
-    done.complete_later(make_error_code(errc::invalid_argument), std::move(result));
+    done.complete(make_error_code(errc::invalid_argument), std::move(result));
     return true;
 }
 

@@ -45,7 +45,7 @@ void watchdog::start_stop(asio::any_completion_handler<void()> handler) {
     auto impl = state_->impl.lock();
     if (!impl) {
         // The client is gone, and renewal with it.
-        detail::completion<void()>(std::move(handler), asio::system_executor()).complete_later();
+        detail::completion<void()>(std::move(handler), asio::system_executor()).complete();
         return;
     }
     // The runner is created and finished on the strand: look it up there.

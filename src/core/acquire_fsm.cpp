@@ -18,6 +18,7 @@ acquire_fsm::acquire_fsm(std::size_t nodes, const lock_options& options, random_
     , counters_(nodes, 0)
     , answered_(nodes, false)
     , granted_(nodes, false)
+    , landed_(nodes, false)
     , refused_(nodes, false)
     , cleanup_awaited_(nodes, false) {}
 
@@ -39,19 +40,22 @@ acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
     counters_.assign(votes_.nodes(), 0);
     answered_.assign(votes_.nodes(), false);
     granted_.assign(votes_.nodes(), false);
+    landed_.assign(votes_.nodes(), false);
     refused_.assign(votes_.nodes(), false);
     state_ = state::attempting;
     return {acquire_action::kind::send_set, attempt_deadline(now, options_), {}};
 }
 
 acquire_action acquire_fsm::on_set_reply(unsigned attempt, std::size_t node, node_outcome outcome,
-                                         clock::time_point now, std::uint64_t counter) {
+                                         clock::time_point now, std::uint64_t counter,
+                                         bool landed) {
     if (state_ != state::attempting || attempt != attempt_) {
         return {};
     }
     if (votes_.record(node, outcome)) {
         answered_[node] = true;
         granted_[node] = outcome == node_outcome::granted;
+        landed_[node] = granted_[node] || landed;
         refused_[node] = outcome == node_outcome::refused;
         counters_[node] = counter;
     }
@@ -164,13 +168,14 @@ acquire_action acquire_fsm::fail_attempt(std::error_code reason, clock::time_poi
         failure_ = reason;
     }
     state_ = state::cleaning_up;
-    // Wait where our key is or may soon be: nodes that granted, and, when the failure was
-    // decided early, nodes still silent, so that a failed acquire returns with its keys gone.
+    // Wait where our key is or may soon be: nodes whose SET wrote it (granted, or discounted
+    // by the restart quarantine), and, when the failure was decided early, nodes still
+    // silent, so that a failed acquire returns with its keys gone.
     // Nodes that already timed out are not waited for again (paused or partitioned: their
     // cleanup is queued behind their SET anyway), nor are nodes that failed.
     cleanup_outstanding_ = 0;
     for (std::size_t node = 0; node < votes_.nodes(); ++node) {
-        const bool awaited = granted_[node] || (await_silent && !answered_[node]);
+        const bool awaited = landed_[node] || (await_silent && !answered_[node]);
         cleanup_awaited_[node] = awaited;
         cleanup_outstanding_ += awaited ? 1 : 0;
     }

@@ -56,9 +56,12 @@ public:
     acquire_action start(clock::time_point now);
     /// A SET reply from `node` for attempt `attempt` (1-based). Replies to earlier attempts
     /// are ignored: their cleanup was already queued behind them on the same connection.
-    /// For a fenced lock a grant carries the node's fencing counter.
+    /// For a fenced lock a grant carries the node's fencing counter. `landed`: the SET wrote
+    /// our key even though `outcome` does not count it as a grant (a quarantined node): a
+    /// failed attempt then waits for that node's cleanup too.
     acquire_action on_set_reply(unsigned attempt, std::size_t node, node_outcome outcome,
-                                clock::time_point now, std::uint64_t counter = 0);
+                                clock::time_point now, std::uint64_t counter = 0,
+                                bool landed = false);
     /// A reply to the raise of the fencing counter: granted when raised.
     acquire_action on_raise_reply(unsigned attempt, std::size_t node, node_outcome outcome,
                                   clock::time_point now);
@@ -119,6 +122,8 @@ private:
     std::size_t cleanup_outstanding_ = 0;
     std::vector<bool> answered_;
     std::vector<bool> granted_;
+    /// Where our key is: granted, or written by a node whose grant did not count.
+    std::vector<bool> landed_;
     std::vector<bool> refused_;
     std::vector<bool> cleanup_awaited_;
 };

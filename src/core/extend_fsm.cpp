@@ -2,6 +2,8 @@
 
 #include "redlock/error.hpp"
 
+#include <algorithm>
+
 namespace redlock::detail {
 
 extend_fsm::extend_fsm(std::size_t nodes, const lock_options& options)
@@ -14,7 +16,12 @@ round_action extend_fsm::start(clock::time_point now, clock::time_point current_
         return finish(errc::lock_lost);
     }
     start_ = now;
-    return {round_action::kind::send, attempt_deadline(now, options_), {}};
+    current_valid_until_ = current_valid_until;
+    // A renewal that ends after the validity it extends is never adopted: by then another
+    // client may hold the lock. The round ends there at the latest.
+    const auto deadline = attempt_deadline(now, options_);
+    capped_by_validity_ = current_valid_until < deadline;
+    return {round_action::kind::send, std::min(deadline, current_valid_until), {}};
 }
 
 round_action extend_fsm::on_reply(std::size_t node, node_outcome outcome, clock::time_point now) {
@@ -27,6 +34,9 @@ round_action extend_fsm::on_reply(std::size_t node, node_outcome outcome, clock:
 
 round_action extend_fsm::decide(clock::time_point now) {
     if (votes_.reached()) {
+        if (now >= current_valid_until_) {
+            return finish(errc::validity_expired);
+        }
         const auto until = detail::valid_until(start_, options_);
         if (until - now < options_.min_validity) {
             return finish(errc::validity_expired);
@@ -46,7 +56,7 @@ round_action extend_fsm::on_deadline(clock::time_point) {
     }
     const bool was_possible = !votes_.impossible();
     votes_.fail_pending();
-    if (was_possible && deadline_is_validity_horizon(options_)) {
+    if (was_possible && (capped_by_validity_ || deadline_is_validity_horizon(options_))) {
         return finish(errc::validity_expired);
     }
     return finish(votes_.refusals_decide() ? errc::lock_lost : errc::quorum_unreachable);

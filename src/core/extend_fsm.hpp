@@ -11,7 +11,8 @@ namespace redlock::detail {
 
 /// Extend without I/O: one compare-and-pexpire round, decided at quorum. The new validity
 /// is measured from this round's own start; a lock already past its validity is never
-/// extended.
+/// extended, and a round that reaches its quorum only after the validity it extends has run
+/// out fails with validity_expired.
 class extend_fsm {
 public:
     extend_fsm(std::size_t nodes, const lock_options& options);
@@ -32,6 +33,8 @@ private:
     lock_options options_;
     tally votes_;
     bool finished_ = false;
+    bool capped_by_validity_ = false;
+    clock::time_point current_valid_until_{};
     clock::time_point start_{};
     clock::time_point valid_until_{};
 };

@@ -38,6 +38,14 @@ renewal_action renewal_fsm::schedule(clock::time_point at) {
 }
 
 renewal_action renewal_fsm::on_timer(clock::time_point now) {
+    if (state_ == state::extending) {
+        // The deadline armed with the round. After a stop the holder was already done while
+        // the lock was valid: the round's end decides nothing more.
+        if (now >= valid_until_ && !stop_requested_) {
+            return lose();
+        }
+        return {};
+    }
     if (state_ != state::waiting) {
         return {};
     }
@@ -45,7 +53,7 @@ renewal_action renewal_fsm::on_timer(clock::time_point now) {
         return lose();
     }
     state_ = state::extending;
-    return {renewal_action::kind::extend, now, {}};
+    return {renewal_action::kind::extend, valid_until_, {}};
 }
 
 renewal_action renewal_fsm::on_extended(std::error_code error, clock::time_point new_valid_until,
@@ -57,10 +65,14 @@ renewal_action renewal_fsm::on_extended(std::error_code error, clock::time_point
         state_ = state::finished;
         return {renewal_action::kind::stopped, {}, {}};
     }
+    if (now >= valid_until_) {
+        // Too late to count, whatever it says: the lock was unprotected meanwhile.
+        return lose();
+    }
     if (!error && new_valid_until > valid_until_) {
         valid_until_ = new_valid_until;
     }
-    if (error == errc::lock_lost || now >= valid_until_) {
+    if (error == errc::lock_lost) {
         return lose();
     }
     if (error) {
@@ -70,9 +82,12 @@ renewal_action renewal_fsm::on_extended(std::error_code error, clock::time_point
     return schedule(valid_until_ - (ttl_ - options_.interval));
 }
 
-renewal_action renewal_fsm::on_stop() {
+renewal_action renewal_fsm::on_stop(clock::time_point now) {
     if (state_ == state::finished) {
         return {};
+    }
+    if (now >= valid_until_ && !stop_requested_) {
+        return lose();
     }
     if (state_ == state::extending) {
         // The round in flight finishes first: nothing may race a following release.

@@ -16,7 +16,8 @@ struct renewal_action {
         none,
         /// Call on_timer() at `at`.
         wait_until,
-        /// Run one extend round now, then call on_extended().
+        /// Run one extend round now, then call on_extended(); call on_timer() at `at` (the
+        /// validity deadline) if the round has not ended by then.
         extend,
         /// The lock can no longer be trusted: tell the holder (`error` is lock_lost).
         lost,
@@ -30,8 +31,10 @@ struct renewal_action {
 
 /// When to renew a held lock and when to declare it lost, without I/O. The holder is told
 /// the lock is lost as soon as it cannot be trusted: an extend found our token gone on a
-/// majority, or the validity deadline passed without a successful renewal (also when the
-/// process only wakes up after it). A lock is never extended past its validity.
+/// majority, or the validity deadline passed without a successful renewal, also while a
+/// round is still in flight (also when the process only wakes up after it). Loss is
+/// terminal: a renewal that completes after the deadline is never adopted. A stop decides
+/// by the time it is asked: past the deadline, the lock was lost.
 class renewal_fsm {
 public:
     /// `options` with zero fields already resolved (see resolve()).
@@ -46,7 +49,8 @@ public:
     /// The extend round finished: `error` empty with the new validity, or why not.
     renewal_action on_extended(std::error_code error, clock::time_point new_valid_until,
                                clock::time_point now);
-    renewal_action on_stop();
+    /// The holder is done with the lock at `now`.
+    renewal_action on_stop(clock::time_point now);
 
     clock::time_point valid_until() const noexcept { return valid_until_; }
     bool extending() const noexcept { return state_ == state::extending; }

@@ -9,7 +9,6 @@ acquire_op::acquire_op(std::shared_ptr<client_impl> impl, std::string key, lock_
                        completion<client::acquire_signature> done)
     : operation(std::move(impl))
     , key_(std::move(key))
-    , token_(impl_->next_token())
     , ttl_text_(std::to_string(options.ttl.count()))
     , counter_key_(options.fencing ? fencing_counter_key(key_) : std::string())
     , options_(std::move(options))
@@ -43,6 +42,7 @@ void acquire_op::act(const acquire_action& action) {
     switch (action.what) {
     case acquire_action::kind::send_set:
         sleeping_ = false;
+        token_ = impl_->next_token();
         begin_round(now());
         arm_timer(action.at);
         send_sets();
@@ -77,10 +77,10 @@ void acquire_op::send_sets() {
 
 void acquire_op::send_set(std::size_t node, reply_tag tag, bool as_eval) {
     if (options_.fencing) {
-        send(
-            node,
-            fence_script_call(fence_acquire_script, as_eval, key_, counter_key_, token_, ttl_text_),
-            tag);
+        send(node,
+             fence_script_call(fence_acquire_script, as_eval, key_, counter_key_, token_,
+                               ttl_text_),
+             tag);
     } else {
         send(node, set_nx_px(key_, token_, ttl_text_), tag);
     }
@@ -102,7 +102,10 @@ void acquire_op::send_raise(std::size_t node, reply_tag tag, bool as_eval) {
 }
 
 void acquire_op::send_cleanups() {
-    const auto cmd = script_call(release_script, false, key_, token_);
+    // As EVAL, never EVALSHA: a cleanup answered NOSCRIPT would have to be sent again, and
+    // the copy would queue behind whatever was sent meanwhile. The script text costs a few
+    // hundred bytes on the failure path only.
+    const auto cmd = script_call(release_script, true, key_, token_);
     for (std::size_t node = 0; node < impl_->node_count(); ++node) {
         if (fsm_.needs_cleanup(node)) {
             send(node, cmd, {fsm_.attempt(), command_kind::cleanup, node});
@@ -163,7 +166,8 @@ void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
     std::string message(reply.message);
     const auto counted = apply_quarantine(tag.node, c, now, message);
     record_vote(tag.node, counted, message, now);
-    act(fsm_.on_set_reply(tag.attempt, tag.node, counted.outcome, now, counted.counter));
+    act(fsm_.on_set_reply(tag.attempt, tag.node, counted.outcome, now, counted.counter,
+                          c.outcome == node_outcome::granted));
 }
 
 void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply) {
@@ -184,12 +188,6 @@ void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply) {
 
 void acquire_op::on_cleanup_reply(reply_tag tag, const node_reply& reply) {
     const auto c = classify_script_reply(reply);
-    if (c.noscript) {
-        // The node lost its script cache (restart, SCRIPT FLUSH): the same cleanup as EVAL,
-        // still in order behind everything sent before.
-        send(tag.node, script_call(release_script, true, key_, token_), tag);
-        return;
-    }
     if (c.outcome == node_outcome::failed && !fsm_.finished()) {
         impl_->log(log_level::warning,
                    "cleanup of " + key_ + " on " + impl_->node(tag.node).address().display() +

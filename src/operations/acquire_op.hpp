@@ -34,6 +34,9 @@ private:
     void warn_about_counters_behind() const;
 
     std::string key_;
+    /// The token of the attempt in flight (or the last one). Each attempt draws its own: a
+    /// command of a finished attempt (a cleanup still queued on a slow node) then matches
+    /// only that attempt's key, never a later attempt's grant.
     std::string token_;
     std::string ttl_text_;
     /// Fenced locks only.

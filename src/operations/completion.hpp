@@ -38,23 +38,11 @@ public:
 
     bool done() const noexcept { return !handler_; }
 
-    /// Invokes the handler through dispatch: for completions from within the operation's
-    /// own event handlers, where nothing of the operation is touched afterwards.
+    /// Invokes the handler on its executor, never from inside this call: not inside the
+    /// initiating function, and not inside a reply being parsed, where a handler that throws
+    /// would unwind through the connection's own code.
     template <typename... Args>
     void complete(Args&&... args) {
-        finish(false, std::forward<Args>(args)...);
-    }
-
-    /// Invokes the handler through post: for completions inside the initiating function,
-    /// which must never call the handler itself.
-    template <typename... Args>
-    void complete_later(Args&&... args) {
-        finish(true, std::forward<Args>(args)...);
-    }
-
-private:
-    template <typename... Args>
-    void finish(bool later, Args&&... args) {
         if (!handler_) {
             return;
         }
@@ -67,18 +55,14 @@ private:
                        ... values = std::forward<Args>(args)]() mutable {
             std::move(handler)(std::move(values)...);
         };
-        if (later) {
-            // A type-erased completion executor cannot promise blocking.never itself: hop
-            // through the client's executor, which can.
-            boost::asio::post(fallback_,
-                              [work = std::move(work), invoke = std::move(invoke)]() mutable {
-                                  boost::asio::dispatch(work, std::move(invoke));
-                              });
-        } else {
+        // A type-erased completion executor cannot promise blocking.never itself: hop
+        // through the client's executor, which can.
+        boost::asio::post(fallback_, [work = std::move(work), invoke = std::move(invoke)]() mutable {
             boost::asio::dispatch(work, std::move(invoke));
-        }
+        });
     }
 
+private:
     boost::asio::any_completion_handler<Signature> handler_;
     boost::asio::any_io_executor fallback_;
     boost::asio::any_completion_executor work_;

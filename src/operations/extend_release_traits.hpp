@@ -15,6 +15,10 @@ struct extend_traits {
     using fsm = extend_fsm;
     static constexpr bool sends_ttl = true;
     static constexpr bool quarantine_applies = true;
+    /// Once the round is over (decided, timed out, cancelled) its extend is never sent again:
+    /// a copy could run after the release that followed and, with recreate_missing, write
+    /// the key back.
+    static constexpr bool resend_when_done = false;
     static constexpr std::string_view refusal = "token not found (expired or taken over)";
 
     static const script& to_run() { return extend_script; }
@@ -49,6 +53,9 @@ struct release_traits {
     static constexpr bool sends_ttl = false;
     /// Deleting our token is right everywhere, restarted or not.
     static constexpr bool quarantine_applies = false;
+    /// A delete that did not run is worth running late: our token only, and nothing of
+    /// this lock follows a release.
+    static constexpr bool resend_when_done = true;
     static constexpr std::string_view refusal = "token not found (expired or taken over)";
 
     static const script& to_run() { return release_script; }

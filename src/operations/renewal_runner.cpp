@@ -3,6 +3,8 @@
 #include "operations/extend_release_traits.hpp"
 #include "operations/round_op.hpp"
 
+#include <boost/asio/post.hpp>
+
 namespace redlock::detail {
 
 renewal_runner::renewal_runner(std::shared_ptr<client_impl> impl,
@@ -32,14 +34,11 @@ void renewal_runner::act(const renewal_action& action) {
     case renewal_action::kind::none:
         return;
     case renewal_action::kind::wait_until:
-        cancel_wait();
-        // Once over (stopped, lost, shut down) nothing waits: an entry would hold this
-        // runner, and through it the client, for good.
-        if (!over_ && !impl_->shut_down()) {
-            waiting_ = impl_->timers().schedule(action.at, shared_from_this());
-        }
+        wait_until(action.at);
         return;
     case renewal_action::kind::extend:
+        // The deadline stays armed while the round is in flight: loss never waits for it.
+        wait_until(action.at);
         extend();
         return;
     case renewal_action::kind::lost:
@@ -48,6 +47,15 @@ void renewal_runner::act(const renewal_action& action) {
     case renewal_action::kind::stopped:
         finish_stop();
         return;
+    }
+}
+
+void renewal_runner::wait_until(clock::time_point at) {
+    cancel_wait();
+    // Once over (stopped, lost, shut down) nothing waits: an entry would hold this
+    // runner, and through it the client, for good.
+    if (!over_ && !impl_->shut_down()) {
+        waiting_ = impl_->timers().schedule(at, shared_from_this());
     }
 }
 
@@ -70,35 +78,45 @@ void renewal_runner::extend() {
         if (auto* m = self->impl_->metrics()) {
             m->on_renewal(ec);
         }
-        if (!ec) {
-            self->state_->renewals.fetch_add(1);
-            self->state_->valid_until.store(r.lock.valid_until().time_since_epoch().count());
-        } else {
+        if (ec) {
             self->impl_->log(log_level::warning,
                              "renewal of " + self->state_->key + " failed: " + r.message);
         }
-        self->act(self->fsm_.on_extended(ec, r.lock.valid_until(), self->impl_->now()));
+        const auto before = self->fsm_.valid_until();
+        const auto next = self->fsm_.on_extended(ec, r.lock.valid_until(), self->impl_->now());
+        if (self->fsm_.valid_until() != before) {
+            // Adopted: only a renewal the fsm accepted moves what the holder sees.
+            self->state_->renewals.fetch_add(1);
+            self->state_->valid_until.store(self->fsm_.valid_until().time_since_epoch().count());
+        }
+        self->act(next);
     };
-    // Bound to the strand, the completion runs inline when the round ends.
     completion<client::extend_signature> done(
         boost::asio::any_completion_handler<client::extend_signature>(
             boost::asio::bind_executor(impl_->strand(), std::move(on_done))),
         impl_->strand());
-    std::make_shared<round_op<extend_traits>>(impl_, std::move(held), state_->options.ttl,
-                                              std::move(done), options_.recreate_missing)
-        ->start();
+    auto round = std::make_shared<round_op<extend_traits>>(
+        impl_, std::move(held), state_->options.ttl, std::move(done), options_.recreate_missing);
+    in_flight_ = round;
+    round->start();
 }
 
 void renewal_runner::declare_lost(std::error_code why) {
     over_ = true;
     cancel_wait();
+    // A round still in flight ends now: nothing it says can count, and none of its commands
+    // may be sent again behind the release that follows.
+    if (auto round = std::exchange(in_flight_, {}).lock()) {
+        round->cancel();
+    }
     state_->lost.store(true);
     impl_->log(log_level::error, "lock " + state_->key + " lost: " + why.message());
     if (auto* m = impl_->metrics()) {
         m->on_lock_lost(why);
     }
     if (state_->on_loss) {
-        state_->on_loss(why);
+        // Posted: a holder's handler that throws must not unwind through this runner.
+        boost::asio::post(impl_->strand(), [state = state_, why] { state->on_loss(why); });
     }
     finish_stop();
 }
@@ -107,7 +125,7 @@ void renewal_runner::cancel() {
     if (over_) {
         return;
     }
-    fsm_.on_stop();
+    fsm_.on_stop(impl_->now());
     declare_lost(make_error_code(errc::cancelled));
 }
 
@@ -118,7 +136,7 @@ void renewal_runner::stop(boost::asio::any_completion_handler<void()> done) {
         return;
     }
     cancel_wait();
-    act(fsm_.on_stop());
+    act(fsm_.on_stop(impl_->now()));
 }
 
 void renewal_runner::finish_stop() {

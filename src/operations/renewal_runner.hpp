@@ -49,6 +49,7 @@ public:
 
 private:
     void on_due() override;
+    void wait_until(clock::time_point at);
     void cancel_wait();
     void act(const renewal_action& action);
     void extend();
@@ -60,6 +61,7 @@ private:
     renewal_options options_;
     renewal_fsm fsm_;
     std::optional<renewal_timers::entry> waiting_;
+    std::weak_ptr<cancellable> in_flight_;
     std::vector<completion<void()>> stop_waiters_;
     bool over_ = false;
 };

@@ -49,14 +49,15 @@ public:
     void on_reply(std::uint64_t packed, const node_reply& reply) override {
         const auto tag = reply_tag::unpack(packed);
         const auto c = classify_script_reply(reply);
-        if (c.noscript) {
+        if (c.noscript && (!completion_.done() || Traits::resend_when_done)) {
+            // Nothing ran (restart, SCRIPT FLUSH): the same call as EVAL.
             send(tag.node, call(true), tag);
             return;
         }
-        const auto now = this->now();
         if (completion_.done()) {
             return;
         }
+        const auto now = this->now();
         std::string message(reply.message);
         const auto counted =
             Traits::quarantine_applies ? apply_quarantine(tag.node, c, now, message) : c;

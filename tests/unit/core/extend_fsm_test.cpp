@@ -40,6 +40,31 @@ TEST(extend_fsm, new_validity_counts_from_the_extend_start) {
     EXPECT_EQ(fsm.valid_until(), start + 10s - 102ms);
 }
 
+// Regression (issue 12, defect 2): a round could end, and be adopted, after the validity
+// it extended had run out.
+TEST(extend_fsm, a_round_ends_at_the_validity_it_extends) {
+    extend_fsm fsm(5, options());
+    const clock_type::time_point start{100s};
+    auto a = fsm.start(start, start + 20ms);
+    ASSERT_EQ(a.what, kind::send);
+    EXPECT_EQ(a.at, start + 20ms) << "capped below the 50 ms node_timeout";
+    fsm.on_reply(0, node_outcome::granted, start + 1ms);
+    auto late = fsm.on_deadline(start + 20ms);
+    ASSERT_EQ(late.what, kind::done);
+    EXPECT_EQ(late.error, errc::validity_expired);
+}
+
+TEST(extend_fsm, a_quorum_reached_after_the_old_validity_is_refused) {
+    extend_fsm fsm(5, options());
+    const clock_type::time_point start{100s};
+    fsm.start(start, start + 20ms);
+    fsm.on_reply(0, node_outcome::granted, start + 1ms);
+    fsm.on_reply(1, node_outcome::granted, start + 1ms);
+    auto a = fsm.on_reply(2, node_outcome::granted, start + 20ms);
+    ASSERT_EQ(a.what, kind::done);
+    EXPECT_EQ(a.error, errc::validity_expired);
+}
+
 TEST(extend_fsm, a_majority_without_our_token_means_the_lock_was_lost) {
     extend_fsm fsm(5, options());
     const clock_type::time_point now{100s};

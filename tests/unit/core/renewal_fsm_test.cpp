@@ -107,10 +107,73 @@ TEST(renewal_fsm, a_success_that_arrives_after_the_deadline_does_not_count) {
     EXPECT_EQ(a.what, kind::lost);
 }
 
+// Regression (issue 12, defect 2): with a round in flight nothing watched the deadline, so
+// the holder heard of the loss only when the round ended (node_timeout later), and a
+// success arriving after the deadline was adopted.
+TEST(renewal_fsm, the_deadline_is_watched_while_a_round_is_in_flight) {
+    const auto until = t0 + 29s;
+    auto fsm = make(until);
+    fsm.start(t0);
+    auto go = fsm.on_timer(t0 + 28s);
+    ASSERT_EQ(go.what, kind::extend);
+    EXPECT_EQ(go.at, until) << "the runner arms the deadline with the round";
+    auto at_deadline = fsm.on_timer(until);
+    EXPECT_EQ(at_deadline.what, kind::lost);
+    EXPECT_EQ(at_deadline.error, errc::lock_lost);
+    EXPECT_TRUE(fsm.finished());
+    EXPECT_EQ(fsm.on_extended({}, until + 29s, until + 50ms).what, kind::none)
+        << "loss is terminal: the round's late success is not adopted";
+    EXPECT_EQ(fsm.valid_until(), until);
+}
+
+TEST(renewal_fsm, a_late_success_is_never_adopted) {
+    const auto until = t0 + 29s;
+    auto fsm = make(until);
+    fsm.start(t0);
+    fsm.on_timer(t0 + 28s);
+    auto a = fsm.on_extended({}, t0 + 28s + 29s, until + 1ms);
+    EXPECT_EQ(a.what, kind::lost);
+    EXPECT_EQ(fsm.valid_until(), until);
+}
+
+TEST(renewal_fsm, an_early_deadline_wake_up_during_a_round_changes_nothing) {
+    auto fsm = make(t0 + 29s);
+    fsm.start(t0);
+    fsm.on_timer(t0 + 9s);
+    EXPECT_EQ(fsm.on_timer(t0 + 10s).what, kind::none);
+    EXPECT_TRUE(fsm.extending());
+}
+
+// Regression (issue 12, defect 3): a stop asked for after the deadline ended as "stopped",
+// and with_lock reported success for work that outlived its lock.
+TEST(renewal_fsm, a_stop_after_the_deadline_is_loss) {
+    const auto until = t0 + 29s;
+    auto waiting = make(until);
+    waiting.start(t0);
+    auto a = waiting.on_stop(until + 30ms);
+    EXPECT_EQ(a.what, kind::lost);
+    EXPECT_EQ(a.error, errc::lock_lost);
+
+    auto extending = make(until);
+    extending.start(t0);
+    extending.on_timer(t0 + 28s);
+    EXPECT_EQ(extending.on_stop(until + 30ms).what, kind::lost);
+}
+
+TEST(renewal_fsm, a_stop_in_time_stays_a_stop_whatever_the_round_says_later) {
+    const auto until = t0 + 29s;
+    auto fsm = make(until);
+    fsm.start(t0);
+    fsm.on_timer(t0 + 28s);
+    EXPECT_EQ(fsm.on_stop(until - 1ms).what, kind::none);
+    EXPECT_EQ(fsm.on_timer(until).what, kind::none) << "the holder was done in time";
+    EXPECT_EQ(fsm.on_extended(errc::quorum_unreachable, {}, until + 1ms).what, kind::stopped);
+}
+
 TEST(renewal_fsm, stop_while_waiting_is_immediate) {
     auto fsm = make(t0 + 29s);
     fsm.start(t0);
-    EXPECT_EQ(fsm.on_stop().what, kind::stopped);
+    EXPECT_EQ(fsm.on_stop(t0 + 5s).what, kind::stopped);
     EXPECT_EQ(fsm.on_timer(t0 + 10s).what, kind::none) << "no renewal after stop";
 }
 
@@ -118,7 +181,7 @@ TEST(renewal_fsm, stop_during_an_extend_waits_for_it_and_renews_no_more) {
     auto fsm = make(t0 + 29s);
     fsm.start(t0);
     fsm.on_timer(t0 + 9s);
-    EXPECT_EQ(fsm.on_stop().what, kind::none);
+    EXPECT_EQ(fsm.on_stop(t0 + 9s).what, kind::none);
     auto a = fsm.on_extended({}, t0 + 38s, t0 + 9s);
     EXPECT_EQ(a.what, kind::stopped);
     EXPECT_TRUE(fsm.finished());
