@@ -31,6 +31,10 @@ void client_impl::note_ttl(std::chrono::milliseconds ttl) noexcept {
     largest_ttl_ = std::max(largest_ttl_, ttl);
 }
 
+void client_impl::note_node_timeout(std::chrono::milliseconds timeout) noexcept {
+    largest_node_timeout_ = std::max(largest_node_timeout_, timeout);
+}
+
 std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_t node,
                                                                       clock::time_point now) {
     const auto& q = config_.quarantine;
@@ -67,7 +71,7 @@ void client_impl::shutdown() {
     }
     timers_->clear();
     for (auto& node : nodes_) {
-        node->shutdown();
+        node->shutdown(largest_node_timeout_);
     }
 }
 

@@ -52,6 +52,9 @@ public:
 
     /// Acquires report their ttl here: the quarantine covers the largest one in use.
     void note_ttl(std::chrono::milliseconds ttl) noexcept;
+    /// Operations report their node_timeout here: a shutdown lets the commands already sent
+    /// be answered for up to the largest one in use.
+    void note_node_timeout(std::chrono::milliseconds timeout) noexcept;
     /// Whether `node`'s votes must not count now, and for how much longer.
     /// Also reports quarantine transitions to the metrics observer.
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,
@@ -82,6 +85,7 @@ private:
     std::mt19937_64 jitter_;
     std::unordered_set<cancellable*> live_;
     std::chrono::milliseconds largest_ttl_{0};
+    std::chrono::milliseconds largest_node_timeout_{0};
     std::vector<bool> reported_quarantined_;
     fence_floors fences_;
     std::shared_ptr<renewal_timers> timers_;

@@ -31,6 +31,7 @@ void acquire_op::start() {
         });
     });
     impl_->note_ttl(options_.ttl);
+    impl_->note_node_timeout(options_.node_timeout);
     act(fsm_.start(now()));
 }
 

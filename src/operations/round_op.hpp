@@ -41,6 +41,7 @@ public:
                 }
             });
         });
+        impl_->note_node_timeout(held_.options().node_timeout);
         act(Traits::start(fsm_, now(), held_));
     }
 

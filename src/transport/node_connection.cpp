@@ -232,10 +232,7 @@ bool node_connection::connect_to(const std::string& host) {
         }
         last_error_ =
             "connect timed out after " + std::to_string(config_.connect_timeout.count()) + " ms";
-        // Freeing runs every pending callback with a null reply, then cleanup.
-        redisAsyncContext* doomed = context_;
-        closed(last_error_);
-        redisAsyncFree(doomed);
+        drop_connection(last_error_);
     });
     return true;
 }
@@ -342,6 +339,10 @@ void node_connection::on_reply(redisReply* reply) {
         message = std::string_view(reply->str, reply->len);
     }
     p.target->on_reply(p.tag, node_reply{{}, reply, message});
+    if (state_ == state::shut_down && pending_.empty() && context_) {
+        // Drained: hiredis frees the context once this callback returns.
+        drop_connection(last_error_);
+    }
 }
 
 void node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t step) {
@@ -363,9 +364,7 @@ void node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t 
     log(log_level::error, last_error_);
     // Commands queued behind the handshake would run as the wrong user or in the wrong
     // database: drop the connection (hiredis defers the free until this callback returns).
-    redisAsyncContext* doomed = context_;
-    closed(last_error_);
-    redisAsyncFree(doomed);
+    drop_connection(last_error_);
 }
 
 void node_connection::closed(std::string why) {
@@ -401,18 +400,38 @@ void node_connection::closed(std::string why) {
     });
 }
 
-void node_connection::shutdown() {
+void node_connection::shutdown(std::chrono::milliseconds drain) {
     if (state_ == state::shut_down) {
         return;
     }
+    const bool has_link = state_ == state::connected || state_ == state::connecting;
     state_ = state::shut_down;
     connect_timer_.cancel();
     backoff_timer_.cancel();
     last_error_ = "client shut down";
     resolver_.cancel();
+    if (has_link && !pending_.empty() && drain.count() > 0) {
+        // What waits for the handshake fails now; what was sent may still be in the
+        // socket's buffer: it goes out and is answered, bounded by `drain`.
+        for (auto& h : std::exchange(held_back_, {})) {
+            fail_later(h.target, h.tag, errc::cancelled, last_error_);
+        }
+        connect_timer_.expires_after(drain);
+        connect_timer_.async_wait([this, context = context_](const boost::system::error_code& ec) {
+            if (!ec && context_ == context && context_) {
+                drop_connection("client shut down; " + std::to_string(pending_.size()) +
+                                " commands unanswered");
+            }
+        });
+        return;
+    }
     // Fails what waits for the host name or the handshake, then the commands sent.
+    drop_connection(last_error_);
+}
+
+void node_connection::drop_connection(std::string why) {
     redisAsyncContext* doomed = context_;
-    closed(last_error_);
+    closed(std::move(why));
     if (doomed) {
         redisAsyncFree(doomed);
     }

@@ -41,7 +41,7 @@ public:
 
     void send(const command& cmd, const std::shared_ptr<reply_target>& target,
               std::uint64_t tag) override;
-    void shutdown() override;
+    void shutdown(std::chrono::milliseconds drain) override;
 
     /// When the server was last (re)started, as far as INFO server told us on connect;
     /// empty until known. A changed run_id counts as a restart at the moment it was seen.
@@ -82,6 +82,9 @@ private:
     void on_server_info(const redisReply* reply);
     /// The context is gone or going: no sends on it from now on.
     void closed(std::string why);
+    /// closed(), then frees the context: its pending callbacks run with no reply (inside a
+    /// hiredis callback the free waits until it returns).
+    void drop_connection(std::string why);
     void fail_later(const std::shared_ptr<reply_target>& target, std::uint64_t tag, errc error,
                     std::string message);
     void log(log_level level, const std::string& message) const;

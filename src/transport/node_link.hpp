@@ -7,6 +7,7 @@
 
 #include "redlock/node_address.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,8 +26,10 @@ public:
 
     virtual void send(const command& cmd, const std::shared_ptr<reply_target>& target,
                       std::uint64_t tag) = 0;
-    /// Fails every pending command with errc::cancelled and refuses new ones.
-    virtual void shutdown() = 0;
+    /// Refuses new commands. Commands already sent still get their replies for up to
+    /// `drain` (the cleanups and releases of a client being torn down reach their node);
+    /// what is left then fails with errc::cancelled.
+    virtual void shutdown(std::chrono::milliseconds drain) = 0;
 
     /// When the server was last (re)started, as far as the link could tell; empty until known.
     virtual std::optional<clock::time_point> started_at() const noexcept = 0;

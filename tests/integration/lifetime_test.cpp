@@ -135,6 +135,26 @@ TEST_F(nodes_test, client_shutdown_ends_renewal_with_cancelled) {
     EXPECT_TRUE(dog->lost());
 }
 
+// Regression (issue 12, defect 11): shutting a client down dropped the commands still in
+// its buffers, so a release (or a cleanup) issued just before the teardown never reached
+// the nodes and the keys stayed for their whole TTL.
+TEST_F(nodes_test, a_release_issued_as_the_client_is_torn_down_still_reaches_every_node) {
+    asio::io_context io;
+    std::optional<client> owner(std::in_place, io.get_executor(), config());
+    bool acquired = false;
+    owner->async_acquire("teardown", options(30s), [&](std::error_code ec, acquire_result r) {
+        acquired = !ec;
+        if (ec) {
+            return;
+        }
+        owner->async_release(r.lock, [](std::error_code, release_result) {});
+        owner.reset();
+    });
+    io.run(); // returns once the shutdown drained: bounded by node_timeout
+    ASSERT_TRUE(acquired);
+    EXPECT_EQ(keys_everywhere(), 0) << "the release went out before the connections closed";
+}
+
 TEST_F(nodes_test, with_lock_coroutine_returns_the_value_and_releases) {
     io_thread io;
     std::optional<client> async(std::in_place, io.executor(), config());

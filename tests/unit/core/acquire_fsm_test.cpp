@@ -155,6 +155,25 @@ TEST(acquire_fsm, timed_out_nodes_are_not_awaited_during_cleanup) {
     EXPECT_EQ(fsm.on_cleanup_reply(1, 0, h.now).what, kind::done);
 }
 
+// Regression (issue 12, defect 11): a grant the restart quarantine did not count was treated
+// as no key at all, so a failed acquire returned without waiting for that node's cleanup
+// (and a client torn down then left the key for its whole TTL).
+TEST(acquire_fsm, a_discounted_grant_is_cleaned_up_and_awaited) {
+    harness h;
+    auto fsm = h.make();
+    fsm.start(h.now);
+    fsm.on_set_reply(1, 0, node_outcome::failed, h.now, 0, true); // quarantined, key written
+    fsm.on_set_reply(1, 1, node_outcome::refused, h.now);
+    auto a = fsm.on_set_reply(1, 2, node_outcome::refused, h.now);
+    ASSERT_EQ(a.what, kind::send_cleanup);
+    EXPECT_TRUE(fsm.needs_cleanup(0));
+    EXPECT_EQ(fsm.on_cleanup_sent(h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_cleanup_reply(1, 3, h.now).what, kind::wait) << "silent node 3";
+    EXPECT_EQ(fsm.on_cleanup_reply(1, 4, h.now).what, kind::wait) << "silent node 4";
+    EXPECT_EQ(fsm.on_cleanup_reply(1, 0, h.now).what, kind::sleep)
+        << "the discounted node's cleanup was awaited before the retry";
+}
+
 TEST(acquire_fsm, cleanup_deadline_ends_the_wait_for_a_silent_cleanup) {
     harness h;
     h.options.retry.max_attempts = 1;
