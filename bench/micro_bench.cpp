@@ -1,7 +1,7 @@
 // No server: the costs the library adds around the network.
+#include "client/token.hpp"
 #include "core/acquire_fsm.hpp"
 #include "transport/commands.hpp"
-#include "client/token.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -20,7 +20,7 @@ namespace redlock {
 namespace detail {
 class client_impl;
 struct client_access;
-}
+} // namespace detail
 class watchdog;
 
 /// The asynchronous Redlock coordinator: one connection per node, every command of every

@@ -1,10 +1,10 @@
 #include "redlock/client.hpp"
 
-#include "operations/acquire_op.hpp"
 #include "client/client_impl.hpp"
+#include "core/validate.hpp"
+#include "operations/acquire_op.hpp"
 #include "operations/extend_release_traits.hpp"
 #include "operations/round_op.hpp"
-#include "core/validate.hpp"
 
 #include <boost/asio/post.hpp>
 

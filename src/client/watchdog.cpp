@@ -1,7 +1,7 @@
 #include "redlock/watchdog.hpp"
 
-#include "operations/renewal_runner.hpp"
 #include "core/validate.hpp"
+#include "operations/renewal_runner.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/system_executor.hpp>

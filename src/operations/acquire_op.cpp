@@ -78,10 +78,10 @@ void acquire_op::send_sets() {
 
 void acquire_op::send_set(std::size_t node, reply_tag tag, bool as_eval) {
     if (options_.fencing) {
-        send(node,
-             fence_script_call(fence_acquire_script, as_eval, key_, counter_key_, token_,
-                               ttl_text_),
-             tag);
+        send(
+            node,
+            fence_script_call(fence_acquire_script, as_eval, key_, counter_key_, token_, ttl_text_),
+            tag);
     } else {
         send(node, set_nx_px(key_, token_, ttl_text_), tag);
     }

@@ -57,9 +57,10 @@ public:
         };
         // A type-erased completion executor cannot promise blocking.never itself: hop
         // through the client's executor, which can.
-        boost::asio::post(fallback_, [work = std::move(work), invoke = std::move(invoke)]() mutable {
-            boost::asio::dispatch(work, std::move(invoke));
-        });
+        boost::asio::post(fallback_,
+                          [work = std::move(work), invoke = std::move(invoke)]() mutable {
+                              boost::asio::dispatch(work, std::move(invoke));
+                          });
     }
 
 private:

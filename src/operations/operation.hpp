@@ -2,9 +2,9 @@
 #define REDLOCK_SRC_OPERATION_HPP
 
 #include "client/client_impl.hpp"
+#include "core/validity.hpp"
 #include "transport/commands.hpp"
 #include "transport/node_reply.hpp"
-#include "core/validity.hpp"
 
 #include "redlock/vote.hpp"
 

@@ -2,8 +2,8 @@
 #define REDLOCK_SRC_RENEWAL_RUNNER_HPP
 
 #include "client/client_impl.hpp"
-#include "operations/completion.hpp"
 #include "core/renewal_fsm.hpp"
+#include "operations/completion.hpp"
 
 #include "redlock/watchdog.hpp"
 

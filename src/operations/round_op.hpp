@@ -1,9 +1,9 @@
 #ifndef REDLOCK_SRC_ROUND_OP_HPP
 #define REDLOCK_SRC_ROUND_OP_HPP
 
+#include "core/round_action.hpp"
 #include "operations/completion.hpp"
 #include "operations/operation.hpp"
-#include "core/round_action.hpp"
 
 #include "redlock/lock.hpp"
 
