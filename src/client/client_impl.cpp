@@ -35,6 +35,24 @@ void client_impl::note_node_timeout(std::chrono::milliseconds timeout) noexcept 
     largest_node_timeout_ = std::max(largest_node_timeout_, timeout);
 }
 
+void client_impl::extend_alive(const std::string& token) {
+    ++extends_alive_[token];
+}
+
+void client_impl::extend_gone(const std::string& token) {
+    const auto it = extends_alive_.find(token);
+    if (it != extends_alive_.end() && --it->second == 0) {
+        extends_alive_.erase(it);
+        released_.erase(token);
+    }
+}
+
+void client_impl::note_release(const std::string& token) {
+    if (extends_alive_.count(token) != 0) {
+        released_.insert(token);
+    }
+}
+
 std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_t node,
                                                                       clock::time_point now) {
     const auto& q = config_.quarantine;

@@ -19,6 +19,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -60,6 +61,14 @@ public:
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,
                                                              clock::time_point now);
 
+    /// Extend rounds register while they live (their replies may still come in); a release
+    /// that starts meanwhile is remembered until the last of them is gone, so that none of
+    /// them sends its extend again behind the release.
+    void extend_alive(const std::string& token);
+    void extend_gone(const std::string& token);
+    void note_release(const std::string& token);
+    bool release_started(const std::string& token) const { return released_.count(token) != 0; }
+
     /// The one timer every watchdog of this client waits on.
     renewal_timers& timers() noexcept { return *timers_; }
 
@@ -86,6 +95,9 @@ private:
     std::unordered_set<cancellable*> live_;
     std::chrono::milliseconds largest_ttl_{0};
     std::chrono::milliseconds largest_node_timeout_{0};
+    std::unordered_map<std::string, unsigned> extends_alive_;
+    /// Tokens released while an extend round of theirs was alive.
+    std::unordered_set<std::string> released_;
     std::vector<bool> reported_quarantined_;
     fence_floors fences_;
     std::shared_ptr<renewal_timers> timers_;

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_SRC_EXTEND_RELEASE_TRAITS_HPP
 #define REDLOCK_SRC_EXTEND_RELEASE_TRAITS_HPP
 
+#include "client/client_impl.hpp"
 #include "core/extend_fsm.hpp"
 #include "core/release_fsm.hpp"
 #include "transport/scripts.hpp"
@@ -15,10 +16,20 @@ struct extend_traits {
     using fsm = extend_fsm;
     static constexpr bool sends_ttl = true;
     static constexpr bool quarantine_applies = true;
-    /// Once the round is over (decided, timed out, cancelled) its extend is never sent again:
-    /// a copy could run after the release that followed and, with recreate_missing, write
-    /// the key back.
-    static constexpr bool resend_when_done = false;
+    static void attach(client_impl& impl, const lock& held) { impl.extend_alive(held.token()); }
+    static void detach(client_impl& impl, const lock& held) { impl.extend_gone(held.token()); }
+    static void starting(client_impl&, const lock&) {}
+    /// A node answered NOSCRIPT: the extend is sent again as EVAL while the round is open,
+    /// or after it succeeded and within the new validity, and never once a release of the
+    /// lock has started. A copy behind a release would run after it and, with
+    /// recreate_missing, write the key back; after a failure the lock is in doubt.
+    static bool may_resend(const client_impl& impl, const fsm& f, const lock& held, bool done,
+                           bool succeeded, clock::time_point now) {
+        if (impl.release_started(held.token())) {
+            return false;
+        }
+        return !done || (succeeded && now < f.valid_until());
+    }
     static constexpr std::string_view refusal = "token not found (expired or taken over)";
 
     static const script& to_run() { return extend_script; }
@@ -53,9 +64,15 @@ struct release_traits {
     static constexpr bool sends_ttl = false;
     /// Deleting our token is right everywhere, restarted or not.
     static constexpr bool quarantine_applies = false;
-    /// A delete that did not run is worth running late: our token only, and nothing of
-    /// this lock follows a release.
-    static constexpr bool resend_when_done = true;
+    static void attach(client_impl&, const lock&) {}
+    static void detach(client_impl&, const lock&) {}
+    static void starting(client_impl& impl, const lock& held) { impl.note_release(held.token()); }
+    /// A delete that did not run is worth running, even late: our token only, and nothing
+    /// of this lock follows a release.
+    static bool may_resend(const client_impl&, const fsm&, const lock&, bool, bool,
+                           clock::time_point) {
+        return true;
+    }
     static constexpr std::string_view refusal = "token not found (expired or taken over)";
 
     static const script& to_run() { return release_script; }

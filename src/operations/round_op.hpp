@@ -26,7 +26,11 @@ public:
         , recreate_(recreate)
         , ttl_text_(std::to_string(ttl.count()))
         , fsm_(Traits::make_fsm(impl_->node_count(), held_, ttl))
-        , completion_(std::move(done)) {}
+        , completion_(std::move(done)) {
+        Traits::attach(*impl_, held_);
+    }
+
+    ~round_op() override { Traits::detach(*impl_, held_); }
 
     void start() {
         if (impl_->shut_down()) {
@@ -42,6 +46,7 @@ public:
             });
         });
         impl_->note_node_timeout(held_.options().node_timeout);
+        Traits::starting(*impl_, held_);
         act(Traits::start(fsm_, now(), held_));
     }
 
@@ -50,8 +55,9 @@ public:
     void on_reply(std::uint64_t packed, const node_reply& reply) override {
         const auto tag = reply_tag::unpack(packed);
         const auto c = classify_script_reply(reply);
-        if (c.noscript && (!completion_.done() || Traits::resend_when_done)) {
-            // Nothing ran (restart, SCRIPT FLUSH): the same call as EVAL.
+        if (c.noscript &&
+            Traits::may_resend(*impl_, fsm_, held_, completion_.done(), succeeded_, now())) {
+            // Nothing ran (SCRIPT FLUSH since the connection loaded it): the same call as EVAL.
             send(tag.node, call(true), tag);
             return;
         }
@@ -106,6 +112,7 @@ private:
             return;
         }
         stop_timer();
+        succeeded_ = !error;
         auto result = Traits::result(fsm_, held_, ttl_);
         if (error) {
             result.message =
@@ -124,6 +131,7 @@ private:
     std::string ttl_text_;
     typename Traits::fsm fsm_;
     completion<signature> completion_;
+    bool succeeded_ = false;
 };
 
 } // namespace redlock::detail

@@ -1,5 +1,7 @@
 #include "transport/node_connection.hpp"
 
+#include "transport/scripts.hpp"
+
 #include "redlock/error.hpp"
 
 #include <boost/asio/post.hpp>
@@ -17,6 +19,7 @@ namespace {
 constexpr std::uint64_t handshake_auth = 1;
 constexpr std::uint64_t handshake_select = 2;
 constexpr std::uint64_t handshake_info = 3;
+constexpr std::uint64_t handshake_script_load = 4;
 
 /// The value of `field:` in an INFO reply, or empty.
 std::string_view info_field(std::string_view info, std::string_view field) {
@@ -262,6 +265,19 @@ void node_connection::queue_handshake() {
         redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "INFO server");
         pending_.push_back({nullptr, handshake_info});
     }
+    load_scripts();
+}
+
+void node_connection::load_scripts() {
+    // Every script in the node's cache before the first lock command, so that NOSCRIPT (and
+    // the resend it calls for) only follows a SCRIPT FLUSH. Nothing waits for these: a
+    // refusal (ACL without +script) only leaves the EVAL fallback to do the work.
+    for (const auto* s :
+         {&release_script, &extend_script, &fence_acquire_script, &fence_raise_script}) {
+        redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "SCRIPT LOAD %b",
+                          s->text.data(), s->text.size());
+        pending_.push_back({nullptr, handshake_script_load});
+    }
 }
 
 void node_connection::on_server_info(const redisReply* reply) {
@@ -351,6 +367,9 @@ void node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t 
     }
     if (step == handshake_info) {
         on_server_info(reply);
+        return;
+    }
+    if (step == handshake_script_load) {
         return;
     }
     if (reply->type != REDIS_REPLY_ERROR) {

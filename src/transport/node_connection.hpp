@@ -77,6 +77,7 @@ private:
     void issue(const command& cmd, const std::shared_ptr<reply_target>& target, std::uint64_t tag);
     void release_held_back();
     void queue_handshake();
+    void load_scripts();
     void on_reply(redisReply* reply);
     void on_handshake_reply(const redisReply* reply, std::uint64_t step);
     void on_server_info(const redisReply* reply);

@@ -1,5 +1,7 @@
 #include "support/fixture.hpp"
 
+#include "transport/scripts.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_future.hpp>
@@ -118,6 +120,40 @@ TEST_F(nodes_test, renewal_recreates_a_key_lost_by_a_restart_only_when_asked) {
     EXPECT_TRUE(eventually([&] { return look.get("healing") == healing.lock.token(); }, 3s));
     EXPECT_FALSE(look.get("plain").has_value()) << "off by default";
     EXPECT_FALSE(plain_dog.lost()) << "four of five still renew";
+}
+
+// Regression (issue 12, defect 5): a renewal answered NOSCRIPT after its round was decided
+// was sent again as EVAL, by then behind the release that followed: with recreate_missing
+// it wrote the released key back.
+TEST_F(nodes_test, no_renewal_is_sent_again_behind_the_release) {
+    blocking_client client(config());
+    std::error_code ec;
+    auto held = client.acquire("resent", options(3s), ec);
+    ASSERT_FALSE(ec) << held.message;
+    // Node 1 forgets the extend script but keeps the release script, then stalls: its
+    // renewal waits in the socket, answered NOSCRIPT only after the release has run.
+    inspector(1).run({"SCRIPT", "FLUSH"});
+    inspector(1).run({"SCRIPT", "LOAD", std::string(detail::release_script.text)});
+    topology::pause(1);
+    renewal_options renewal;
+    renewal.interval = 200ms;
+    renewal.recreate_missing = true;
+    std::optional<watchdog> dog(std::in_place, client.async_client(), held.lock, renewal);
+    ASSERT_TRUE(eventually([&] { return dog->renewals() >= 1; })) << "four nodes renew";
+    std::promise<void> stopped;
+    dog->async_stop([&] { stopped.set_value(); });
+    stopped.get_future().wait();
+    auto released = client.release(dog->current(), ec);
+    EXPECT_GE(released.released, 4u);
+    topology::resume(1);
+    // Two sequential acquires: the second one's SET leaves after the first one's reply,
+    // so after every reply node 1 owed before it, NOSCRIPT included, was handled.
+    for (int i = 0; i < 2; ++i) {
+        auto probe = client.acquire("probe", options(), ec);
+        ASSERT_FALSE(ec) << probe.message;
+        client.release(probe.lock, ec);
+    }
+    EXPECT_EQ(inspector(1).get("resent"), std::nullopt) << "the key was written back";
 }
 
 TEST_F(nodes_test, client_shutdown_ends_renewal_with_cancelled) {
