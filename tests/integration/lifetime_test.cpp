@@ -156,6 +156,42 @@ TEST_F(nodes_test, no_renewal_is_sent_again_behind_the_release) {
     EXPECT_EQ(inspector(1).get("resent"), std::nullopt) << "the key was written back";
 }
 
+// Regression (issue 12, defect 8): a completion handler ran inside hiredis' reply parsing
+// (dispatched from the reply callback), so a handler that threw unwound through C code.
+// Handlers are posted: the exception leaves io_context::run() and the client carries on.
+TEST_F(nodes_test, a_throwing_handler_leaves_through_run_and_the_client_carries_on) {
+    asio::io_context io;
+    client c(io.get_executor(), config());
+    std::optional<lock> held;
+    c.async_acquire("throwing", options(), [&](std::error_code ec, acquire_result r) {
+        if (!ec) {
+            held = r.lock;
+        }
+        throw std::runtime_error("handler failed");
+    });
+    EXPECT_THROW(io.run(), std::runtime_error);
+    ASSERT_TRUE(held.has_value());
+    io.restart();
+    std::error_code release_error = make_error_code(errc::cancelled);
+    release_result released;
+    c.async_release(*held, [&](std::error_code ec, release_result r) {
+        release_error = ec;
+        released = std::move(r);
+    });
+    std::error_code second_error = make_error_code(errc::cancelled);
+    c.async_acquire("after-throw", options(), [&](std::error_code ec, acquire_result r) {
+        second_error = ec;
+        if (!ec) {
+            c.async_release(r.lock, [](std::error_code, release_result) {});
+        }
+    });
+    io.run_for(2s);
+    EXPECT_FALSE(release_error) << released.message;
+    EXPECT_EQ(released.released, 5u);
+    EXPECT_FALSE(second_error);
+    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+}
+
 TEST_F(nodes_test, client_shutdown_ends_renewal_with_cancelled) {
     loss_probe probe;
     std::optional<watchdog> dog;

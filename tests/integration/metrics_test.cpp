@@ -63,7 +63,9 @@ TEST_F(nodes_test, metrics_after_a_known_sequence_of_operations) {
         sample(text, "redlock_node_errors_total{node=\"" + c.nodes[4] + "\",kind=\"connection\"}"),
         3);
     EXPECT_GE(sample(text, "redlock_renewals_total{outcome=\"ok\"}"), 2);
-    EXPECT_GE(sample(text, "redlock_node_latency_seconds_count{node=\"" + c.nodes[0] + "\"}"), 8);
+    // Acquires and renewals decide at quorum and may finish without node 1's answer; the four
+    // releases hear every node.
+    EXPECT_GE(sample(text, "redlock_node_latency_seconds_count{node=\"" + c.nodes[0] + "\"}"), 4);
     EXPECT_EQ(text.find("node=\"" + c.nodes[0] + "\",kind="), std::string::npos)
         << "a healthy node has no error series";
 }
