@@ -30,7 +30,9 @@ struct quarantine_options {
     /// node restart (docs/safety.md).
     bool enabled = true;
     /// The largest TTL any client of these nodes uses. The quarantine lasts this (or the
-    /// largest TTL this client has used, if larger) plus its drift, from the restart.
+    /// largest TTL this client has acquired or extended with, if larger) plus its drift,
+    /// from the restart; the drift uses the largest clock_drift_factor and drift_allowance
+    /// of this client's locks, never less than lock_options' defaults.
     std::chrono::milliseconds assumed_max_ttl{0};
 };
 

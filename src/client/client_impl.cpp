@@ -27,8 +27,10 @@ void client_impl::log(log_level level, const std::string& message) const {
     }
 }
 
-void client_impl::note_ttl(std::chrono::milliseconds ttl) noexcept {
-    largest_ttl_ = std::max(largest_ttl_, ttl);
+void client_impl::note_ttl(const lock_options& options) noexcept {
+    largest_ttl_ = std::max(largest_ttl_, options.ttl);
+    largest_drift_factor_ = std::max(largest_drift_factor_, options.clock_drift_factor);
+    largest_drift_allowance_ = std::max(largest_drift_allowance_, options.drift_allowance);
 }
 
 std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_t node,
@@ -39,6 +41,8 @@ std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_
     if (q.enabled && started) {
         lock_options longest;
         longest.ttl = std::max(q.assumed_max_ttl, largest_ttl_);
+        longest.clock_drift_factor = largest_drift_factor_;
+        longest.drift_allowance = largest_drift_allowance_;
         const auto until = *started + longest.ttl + drift(longest);
         if (now < until) {
             left = std::chrono::ceil<std::chrono::milliseconds>(until - now);

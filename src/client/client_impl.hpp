@@ -50,8 +50,9 @@ public:
     std::uint64_t next_random() { return jitter_(); }
     void log(log_level level, const std::string& message) const;
 
-    /// Acquires report their ttl here: the quarantine covers the largest one in use.
-    void note_ttl(std::chrono::milliseconds ttl) noexcept;
+    /// Acquires and extends (renewals too) report the options of every key they set to
+    /// expire: the quarantine covers the largest ttl in use, with the largest drift.
+    void note_ttl(const lock_options& options) noexcept;
     /// Whether `node`'s votes must not count now, and for how much longer.
     /// Also reports quarantine transitions to the metrics observer.
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,
@@ -82,6 +83,10 @@ private:
     std::mt19937_64 jitter_;
     std::unordered_set<cancellable*> live_;
     std::chrono::milliseconds largest_ttl_{0};
+    // Drift settings of the locks in use, each the largest seen, never below the defaults
+    // (which is all that is known of other clients' locks, quarantine.assumed_max_ttl).
+    double largest_drift_factor_ = lock_options{}.clock_drift_factor;
+    std::chrono::milliseconds largest_drift_allowance_ = lock_options{}.drift_allowance;
     std::vector<bool> reported_quarantined_;
     fence_floors fences_;
     std::shared_ptr<renewal_timers> timers_;

@@ -31,7 +31,7 @@ void acquire_op::start() {
             }
         });
     });
-    impl_->note_ttl(options_.ttl);
+    impl_->note_ttl(options_);
     act(fsm_.start(now()));
 }
 

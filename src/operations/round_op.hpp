@@ -41,6 +41,13 @@ public:
                 }
             });
         });
+        if constexpr (Traits::sends_ttl) {
+            // An extend (a renewal too) may set keys to outlive every acquire's ttl: a node
+            // restarting empty must stay quarantined for as long as they would have lived.
+            auto set_with = held_.options();
+            set_with.ttl = ttl_;
+            impl_->note_ttl(set_with);
+        }
         act(Traits::start(fsm_, now(), held_));
     }
 

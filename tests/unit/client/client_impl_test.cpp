@@ -1,0 +1,208 @@
+#include "client/client_impl.hpp"
+
+#include "client/client_access.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using redlock::detail::clock;
+
+/// Time that moves only when the test says; timers never fire (every round here is decided
+/// by its replies).
+struct manual_time final : redlock::detail::time_source {
+    struct idle_alarm final : redlock::detail::alarm {
+        void arm(clock::time_point, std::function<void()>) override {}
+        void cancel() override {}
+    };
+    explicit manual_time(const clock::time_point& now)
+        : now_(now) {}
+    clock::time_point now() const override { return now_; }
+    std::unique_ptr<redlock::detail::alarm> make_alarm() override {
+        return std::make_unique<idle_alarm>();
+    }
+    const clock::time_point& now_;
+};
+
+/// A node that keeps what it is sent until the test answers: SET with OK, scripts with 1.
+class scripted_link final : public redlock::detail::node_link {
+public:
+    explicit scripted_link(redlock::node_address address)
+        : address_(std::move(address)) {}
+
+    void send(const redlock::detail::command& cmd,
+              const std::shared_ptr<redlock::detail::reply_target>& target,
+              std::uint64_t tag) override {
+        sent_.push_back({std::string(cmd.args[0]), target, tag});
+    }
+    void shutdown() override { sent_.clear(); }
+    std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
+    const redlock::node_address& address() const noexcept override { return address_; }
+
+    /// Grants everything sent so far.
+    void grant_all() {
+        static char ok[] = "OK";
+        for (auto& s : std::exchange(sent_, {})) {
+            redisReply reply{};
+            if (s.name == "SET") {
+                reply.type = REDIS_REPLY_STATUS;
+                reply.str = ok;
+                reply.len = 2;
+            } else {
+                reply.type = REDIS_REPLY_INTEGER;
+                reply.integer = 1;
+            }
+            s.target->on_reply(s.tag, redlock::detail::node_reply{{}, &reply, {}});
+        }
+    }
+
+    std::optional<clock::time_point> started_at_;
+
+private:
+    struct sent {
+        std::string name;
+        std::shared_ptr<redlock::detail::reply_target> target;
+        std::uint64_t tag;
+    };
+    redlock::node_address address_;
+    std::deque<sent> sent_;
+};
+
+/// A real client over three scripted nodes and a manual clock, run by the test's thread.
+class scripted_client {
+public:
+    explicit scripted_client(redlock::client_config config = {}) {
+        redlock::detail::environment env;
+        env.make_time = [this](const boost::asio::any_io_executor&) {
+            return std::make_unique<manual_time>(now_);
+        };
+        env.make_link = [this](const boost::asio::any_io_executor&, redlock::node_address address,
+                               const redlock::client_config&) {
+            auto link = std::make_unique<scripted_link>(std::move(address));
+            links_.push_back(link.get());
+            return link;
+        };
+        env.next_token = [n = 0]() mutable { return "token-" + std::to_string(++n); };
+        std::vector<redlock::node_address> addresses(3);
+        for (std::size_t i = 0; i < addresses.size(); ++i) {
+            addresses[i].host = "10.0.0." + std::to_string(i + 1);
+        }
+        impl_ = std::make_shared<redlock::detail::client_impl>(
+            io_.get_executor(), std::move(config), std::move(addresses), std::move(env));
+        client_.reset(
+            new redlock::client(redlock::detail::client_access::make(io_.get_executor(), impl_)));
+    }
+    ~scripted_client() {
+        client_.reset();
+        io_.poll();
+    }
+
+    redlock::lock acquire(const redlock::lock_options& options) {
+        std::optional<redlock::lock> held;
+        client_->async_acquire("k", options, [&](std::error_code ec, redlock::acquire_result r) {
+            EXPECT_FALSE(ec) << r.message;
+            held = std::move(r.lock);
+        });
+        answer();
+        EXPECT_TRUE(held);
+        return held ? *held : redlock::lock{};
+    }
+
+    redlock::lock extend(const redlock::lock& held, std::chrono::milliseconds ttl) {
+        std::optional<redlock::lock> extended;
+        client_->async_extend(held, ttl, [&](std::error_code ec, redlock::extend_result r) {
+            EXPECT_FALSE(ec) << r.message;
+            extended = std::move(r.lock);
+        });
+        answer();
+        EXPECT_TRUE(extended);
+        return extended ? *extended : redlock::lock{};
+    }
+
+    /// Node `node` restarts now, as its link would find out on reconnecting.
+    void restart(std::size_t node) { links_.at(node)->started_at_ = now_; }
+    std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node) {
+        return impl_->quarantine_left(node, now_);
+    }
+
+    clock::time_point now_{clock::duration(std::chrono::hours(1))};
+
+private:
+    void answer() {
+        io_.poll();
+        io_.restart();
+        for (auto* link : links_) {
+            link->grant_all();
+        }
+        io_.poll();
+        io_.restart();
+    }
+
+    boost::asio::io_context io_;
+    std::vector<scripted_link*> links_;
+    std::shared_ptr<redlock::detail::client_impl> impl_;
+    std::unique_ptr<redlock::client> client_;
+};
+
+TEST(quarantine, covers_the_ttl_an_extend_set) {
+    scripted_client c;
+    redlock::lock_options options;
+    options.ttl = 5s;
+    const auto held = c.acquire(options);
+    c.extend(held, 60s);
+    c.restart(0);
+    const auto left = c.quarantine_left(0);
+    ASSERT_TRUE(left);
+    // 60 s + 1 % + 2 ms: the key the extend set could outlive the acquire's 5 s by a minute.
+    EXPECT_GE(*left, 60s + 600ms);
+}
+
+TEST(quarantine, covers_the_ttl_of_an_extend_by_a_client_that_never_acquired) {
+    // A watchdog or an extend on a lock acquired elsewhere (another client object, the CLI):
+    // its renewals run this same extend round, the first ttl this client hears of.
+    redlock::lock_options options;
+    options.ttl = 30s;
+    const auto held = scripted_client().acquire(options);
+    scripted_client renewer;
+    renewer.extend(held, 30s);
+    renewer.restart(1);
+    const auto left = renewer.quarantine_left(1);
+    ASSERT_TRUE(left);
+    EXPECT_GE(*left, 30s);
+}
+
+TEST(quarantine, uses_the_drift_settings_of_the_locks_in_use) {
+    scripted_client c;
+    redlock::lock_options options;
+    options.ttl = 1s;
+    options.clock_drift_factor = 0.5;
+    options.drift_allowance = 100ms;
+    c.acquire(options);
+    c.restart(2);
+    const auto left = c.quarantine_left(2);
+    ASSERT_TRUE(left);
+    // 1 s + 0.5 x 1 s + 100 ms; the default factor and allowance would give 1.012 s.
+    EXPECT_GE(*left, 1600ms);
+}
+
+TEST(quarantine, ends_after_the_largest_ttl_and_its_drift) {
+    scripted_client c;
+    redlock::lock_options options;
+    options.ttl = 1s;
+    c.acquire(options);
+    c.restart(0);
+    c.now_ += 1s + 12ms; // ttl + 1 % + 2 ms
+    EXPECT_FALSE(c.quarantine_left(0));
+    EXPECT_FALSE(c.quarantine_left(1)) << "never restarted";
+}
+
+} // namespace
