@@ -36,6 +36,9 @@ void acquire_op::start() {
 }
 
 void acquire_op::cancel() {
+    // Client shutdown calls this through a plain pointer; sleeping between attempts, the op
+    // is owned only by its timer, which finishing lets go of.
+    const auto keep_alive = shared_from_this();
     act(fsm_.on_cancel(now()));
 }
 

@@ -51,7 +51,12 @@ public:
         act(Traits::start(fsm_, now(), held_));
     }
 
-    void cancel() override { act(fsm_.on_cancel()); }
+    void cancel() override {
+        // Client shutdown calls this through a plain pointer: finishing lets go of the timer,
+        // which may own the op.
+        const auto keep_alive = shared_from_this();
+        act(fsm_.on_cancel());
+    }
 
     void on_reply(std::uint64_t packed, const node_reply& reply) override {
         const auto tag = reply_tag::unpack(packed);

@@ -6,6 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -18,11 +19,12 @@ using namespace std::chrono_literals;
 using redlock::detail::clock;
 
 /// Time that moves only when the test says; timers never fire (every round here is decided
-/// by its replies).
+/// by its replies), but hold their function until cancelled, as real ones do.
 struct manual_time final : redlock::detail::time_source {
     struct idle_alarm final : redlock::detail::alarm {
-        void arm(clock::time_point, std::function<void()>) override {}
-        void cancel() override {}
+        void arm(clock::time_point, std::function<void()> fn) override { fn_ = std::move(fn); }
+        void cancel() override { const auto dropped = std::exchange(fn_, nullptr); }
+        std::function<void()> fn_;
     };
     explicit manual_time(const clock::time_point& now)
         : now_(now) {}
@@ -33,7 +35,8 @@ struct manual_time final : redlock::detail::time_source {
     const clock::time_point& now_;
 };
 
-/// A node that keeps what it is sent until the test answers: SET with OK, scripts with 1.
+/// A node that keeps what it is sent until the test answers: SET with OK and scripts with 1,
+/// or, when it refuses, with nil and 0.
 class scripted_link final : public redlock::detail::node_link {
 public:
     explicit scripted_link(redlock::node_address address)
@@ -48,12 +51,21 @@ public:
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
     const redlock::node_address& address() const noexcept override { return address_; }
 
-    /// Grants everything sent so far.
-    void grant_all() {
+    bool has_sent() const { return !sent_.empty(); }
+
+    /// Answers everything sent so far.
+    void answer_all() {
         static char ok[] = "OK";
         for (auto& s : std::exchange(sent_, {})) {
             redisReply reply{};
-            if (s.name == "SET") {
+            if (refuses_) {
+                if (s.name == "SET") {
+                    reply.type = REDIS_REPLY_NIL;
+                } else {
+                    reply.type = REDIS_REPLY_INTEGER;
+                    reply.integer = 0;
+                }
+            } else if (s.name == "SET") {
                 reply.type = REDIS_REPLY_STATUS;
                 reply.str = ok;
                 reply.len = 2;
@@ -66,6 +78,7 @@ public:
     }
 
     std::optional<clock::time_point> started_at_;
+    bool refuses_ = false;
 
 private:
     struct sent {
@@ -106,15 +119,30 @@ public:
         io_.poll();
     }
 
-    redlock::lock acquire(const redlock::lock_options& options) {
-        std::optional<redlock::lock> held;
+    /// Starts an acquire and answers what it sends, leaving it wherever that gets it.
+    void start_acquire(const redlock::lock_options& options,
+                       std::function<void(std::error_code, redlock::acquire_result)> done) {
+        client_->async_acquire("k", options, std::move(done));
+        answer();
+    }
+
+    std::pair<std::error_code, redlock::acquire_result>
+    try_acquire(const redlock::lock_options& options) {
+        std::pair<std::error_code, redlock::acquire_result> outcome;
+        bool done = false;
         client_->async_acquire("k", options, [&](std::error_code ec, redlock::acquire_result r) {
-            EXPECT_FALSE(ec) << r.message;
-            held = std::move(r.lock);
+            outcome = {ec, std::move(r)};
+            done = true;
         });
         answer();
-        EXPECT_TRUE(held);
-        return held ? *held : redlock::lock{};
+        EXPECT_TRUE(done);
+        return outcome;
+    }
+
+    redlock::lock acquire(const redlock::lock_options& options) {
+        auto [ec, result] = try_acquire(options);
+        EXPECT_FALSE(ec) << result.message;
+        return result.lock;
     }
 
     redlock::lock extend(const redlock::lock& held, std::chrono::milliseconds ttl) {
@@ -130,6 +158,7 @@ public:
 
     /// Node `node` restarts now, as its link would find out on reconnecting.
     void restart(std::size_t node) { links_.at(node)->started_at_ = now_; }
+    scripted_link& link(std::size_t node) { return *links_.at(node); }
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node) {
         return impl_->quarantine_left(node, now_);
     }
@@ -137,14 +166,18 @@ public:
     clock::time_point now_{clock::duration(std::chrono::hours(1))};
 
 private:
+    /// Answers until nothing more is sent (a failed attempt's cleanups, too).
     void answer() {
         io_.poll();
         io_.restart();
-        for (auto* link : links_) {
-            link->grant_all();
+        while (std::any_of(links_.begin(), links_.end(),
+                           [](const scripted_link* l) { return l->has_sent(); })) {
+            for (auto* link : links_) {
+                link->answer_all();
+            }
+            io_.poll();
+            io_.restart();
         }
-        io_.poll();
-        io_.restart();
     }
 
     boost::asio::io_context io_;
@@ -203,6 +236,23 @@ TEST(quarantine, ends_after_the_largest_ttl_and_its_drift) {
     c.now_ += 1s + 12ms; // ttl + 1 % + 2 ms
     EXPECT_FALSE(c.quarantine_left(0));
     EXPECT_FALSE(c.quarantine_left(1)) << "never restarted";
+}
+
+TEST(client_shutdown, ends_an_acquire_sleeping_between_attempts) {
+    // Then only the op's own timer owns it, and shutdown reaches it through a plain pointer.
+    std::optional<std::error_code> outcome;
+    {
+        scripted_client c;
+        for (std::size_t node = 0; node < 3; ++node) {
+            c.link(node).refuses_ = true;
+        }
+        redlock::lock_options options;
+        options.retry.max_attempts = 3;
+        c.start_acquire(options,
+                        [&](std::error_code ec, redlock::acquire_result) { outcome = ec; });
+        EXPECT_FALSE(outcome) << "refused everywhere, it sleeps before its second attempt";
+    } // the client goes, and shuts down
+    EXPECT_EQ(outcome, std::optional<std::error_code>(redlock::errc::cancelled));
 }
 
 } // namespace
