@@ -39,7 +39,9 @@ struct quarantine_options {
 /// How a client reaches its nodes. Defaults suit masters on a local network.
 struct client_config {
     /// Addresses of the independent masters (see parse_node_address). At least one, no
-    /// server twice. The quorum is nodes.size() / 2 + 1, also for an even count.
+    /// server twice: textual duplicates are refused, and a server reached under a second
+    /// name (same run_id) gets its vote counted once (errc::duplicate_node for the other).
+    /// The quorum is nodes.size() / 2 + 1, also for an even count.
     std::vector<std::string> nodes;
     /// Upper bound on resolving the host name (in the background, never blocking the
     /// client) plus the TCP connect. The AUTH/SELECT handshake that follows is bounded by

@@ -14,6 +14,7 @@ client_impl::client_impl(const boost::asio::any_io_executor& executor, client_co
     , time_(env_.make_time(strand_))
     , jitter_(env_.jitter_seed)
     , reported_quarantined_(addresses.size(), false)
+    , reported_duplicate_(addresses.size())
     , timers_(std::make_shared<renewal_timers>(*time_)) {
     nodes_.reserve(addresses.size());
     for (auto& address : addresses) {
@@ -55,6 +56,31 @@ std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_
         }
     }
     return left;
+}
+
+std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node,
+                                                         clock::time_point now) {
+    const auto run_id = nodes_[node]->run_id();
+    if (!run_id.empty()) {
+        const auto counted = counted_through_.try_emplace(std::string(run_id), node).first;
+        if (counted->second != node) {
+            const auto& other = nodes_[counted->second]->address().display();
+            std::string message = "same server as " + other + " (run_id " +
+                                  std::string(run_id) + ")";
+            if (reported_duplicate_[node] != run_id) {
+                reported_duplicate_[node] = std::string(run_id);
+                log(log_level::error,
+                    "node " + nodes_[node]->address().display() + " is the " + message +
+                        ": its votes do not count; list every server once in client_config::nodes");
+            }
+            return veto{errc::duplicate_node, std::move(message)};
+        }
+    }
+    if (const auto left = quarantine_left(node, now)) {
+        return veto{errc::node_quarantined, "restarted recently; its votes count again in " +
+                                                std::to_string(left->count()) + " ms"};
+    }
+    return std::nullopt;
 }
 
 void client_impl::shutdown() {

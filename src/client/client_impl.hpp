@@ -9,6 +9,7 @@
 #include "transport/node_link.hpp"
 
 #include "redlock/config.hpp"
+#include "redlock/error.hpp"
 #include "redlock/metrics.hpp"
 #include "redlock/node_address.hpp"
 
@@ -19,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -58,6 +60,15 @@ public:
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,
                                                              clock::time_point now);
 
+    /// Why a grant from a node must not count.
+    struct veto {
+        errc error;
+        std::string message;
+    };
+    /// Whether a grant `node` gave now must not count: the server already counts through
+    /// another node (same run_id), or it is quarantined after a restart.
+    std::optional<veto> veto_grant(std::size_t node, clock::time_point now);
+
     /// The one timer every watchdog of this client waits on.
     renewal_timers& timers() noexcept { return *timers_; }
 
@@ -88,6 +99,13 @@ private:
     double largest_drift_factor_ = lock_options{}.clock_drift_factor;
     std::chrono::milliseconds largest_drift_allowance_ = lock_options{}.drift_allowance;
     std::vector<bool> reported_quarantined_;
+    // Which node's votes count for each server: the first node a grant was weighed for with
+    // that run_id. Never reassigned: were it handed over once its node moved on to another
+    // run_id, a second node could count a server whose grant the first had counted in the
+    // same round. One entry per server incarnation seen.
+    std::unordered_map<std::string, std::size_t> counted_through_;
+    // The run_id under which each node was last logged as a duplicate, to log it once.
+    std::vector<std::string> reported_duplicate_;
     fence_floors fences_;
     std::shared_ptr<renewal_timers> timers_;
     bool shut_down_ = false;

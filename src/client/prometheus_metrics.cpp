@@ -97,6 +97,10 @@ std::string_view error_kind(std::error_code e) {
     if (e == errc::node_quarantined) {
         return "quarantined";
     }
+    if (e == errc::duplicate_node) {
+        return "duplicate";
+    }
+
     if (e == errc::cancelled) {
         return "cancelled";
     }

@@ -259,18 +259,20 @@ void node_connection::queue_handshake() {
         pending_.push_back({nullptr, handshake_select});
         ++handshake_outstanding_;
     }
-    // For the restart quarantine. Its reply precedes every vote on this connection, but
-    // nothing waits for it: it gates no command, only how votes are counted.
-    if (config_.quarantine.enabled) {
-        redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "INFO server");
-        pending_.push_back({nullptr, handshake_info});
-    }
+    // For the restart quarantine, and to recognise two addresses of one server by run_id
+    // (sent with the quarantine off too, for that). Its reply precedes every vote on this
+    // connection, but nothing waits for it: it gates no command, only how votes are counted.
+    redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "INFO server");
+    pending_.push_back({nullptr, handshake_info});
 }
 
 void node_connection::on_server_info(const redisReply* reply) {
     if (reply->type != REDIS_REPLY_STRING) {
-        log(log_level::warning, "INFO server refused (" + std::string(reply->str, reply->len) +
-                                    "): restarts of this node cannot be detected");
+        const std::string why =
+            reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len) : "no text";
+        log(log_level::warning, "INFO server refused (" + why +
+                                    "): restarts of this node, and another address of this "
+                                    "same server, cannot be detected");
         return;
     }
     const std::string_view info(reply->str, reply->len);

@@ -46,6 +46,7 @@ public:
     /// When the server was last (re)started, as far as INFO server told us on connect;
     /// empty until known. A changed run_id counts as a restart at the moment it was seen.
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
+    std::string_view run_id() const noexcept override { return run_id_; }
 
     const node_address& address() const noexcept override { return address_; }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 namespace redlock::detail {
 
@@ -30,6 +31,9 @@ public:
 
     /// When the server was last (re)started, as far as the link could tell; empty until known.
     virtual std::optional<clock::time_point> started_at() const noexcept = 0;
+    /// The server's run_id, empty until known. Two links with one run_id reach one server,
+    /// whose vote must count once.
+    virtual std::string_view run_id() const noexcept = 0;
 
     virtual const node_address& address() const noexcept = 0;
 };

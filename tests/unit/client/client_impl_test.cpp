@@ -50,6 +50,7 @@ public:
     void shutdown() override { sent_.clear(); }
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
     const redlock::node_address& address() const noexcept override { return address_; }
+    std::string_view run_id() const noexcept override { return run_id_; }
 
     bool has_sent() const { return !sent_.empty(); }
 
@@ -78,6 +79,7 @@ public:
     }
 
     std::optional<clock::time_point> started_at_;
+    std::string run_id_;
     bool refuses_ = false;
 
 private:
@@ -253,6 +255,40 @@ TEST(client_shutdown, ends_an_acquire_sleeping_between_attempts) {
         EXPECT_FALSE(outcome) << "refused everywhere, it sleeps before its second attempt";
     } // the client goes, and shuts down
     EXPECT_EQ(outcome, std::optional<std::error_code>(redlock::errc::cancelled));
+}
+
+redlock::lock_options one_attempt() {
+    redlock::lock_options options;
+    options.retry.max_attempts = 1;
+    return options;
+}
+
+TEST(duplicate_node, a_second_address_of_one_server_does_not_vote_again) {
+    redlock::client_config config;
+    config.quarantine.enabled = false; // the check must not depend on it
+    scripted_client c(config);
+    c.link(0).run_id_ = "aaaa";
+    c.link(1).run_id_ = "aaaa"; // another name for node 0's server
+    c.link(2).run_id_ = "bbbb";
+    c.link(2).refuses_ = true;
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_TRUE(ec) << "one server and a refusal are no majority of three";
+    ASSERT_EQ(result.votes.size(), 3u);
+    EXPECT_EQ(result.votes[0].outcome, redlock::node_outcome::granted);
+    EXPECT_EQ(result.votes[1].error, redlock::errc::duplicate_node);
+    EXPECT_EQ(result.votes[1].server_message, "same server as 10.0.0.1:6379 (run_id aaaa)");
+}
+
+TEST(duplicate_node, counts_again_once_it_reaches_another_server) {
+    scripted_client c;
+    c.link(0).run_id_ = "aaaa";
+    c.link(1).run_id_ = "aaaa";
+    c.link(2).run_id_ = "bbbb";
+    EXPECT_EQ(c.try_acquire(one_attempt()).second.votes[1].error, redlock::errc::duplicate_node);
+    c.link(1).run_id_ = "cccc"; // the alias now resolves elsewhere
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_FALSE(ec) << result.message;
+    EXPECT_EQ(result.votes[1].outcome, redlock::node_outcome::granted);
 }
 
 } // namespace
