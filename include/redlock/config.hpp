@@ -27,7 +27,8 @@ using logger = std::function<void(log_level, std::string_view message)>;
 /// so its votes must not count until every lock it could have held has expired.
 struct quarantine_options {
     /// On by default; turning it off re-opens the classic Redlock double grant after a
-    /// node restart (docs/safety.md).
+    /// node restart (docs/safety.md). While on, a node whose INFO is refused (an ACL user
+    /// without +info) gets no votes (errc::restarts_undetectable): its restarts are unseen.
     bool enabled = true;
     /// The largest TTL any client of these nodes uses. The quarantine lasts this (or the
     /// largest TTL this client has acquired or extended with, if larger) plus its drift,

@@ -40,6 +40,9 @@ enum class errc {
     /// The node is the same server (same run_id) as another node of this client, whose vote
     /// already counts for it: this one's does not.
     duplicate_node,
+    /// The node's restarts cannot be detected (INFO server refused, e.g. an ACL user without
+    /// +info): with the quarantine on, its vote does not count.
+    restarts_undetectable,
 };
 
 /// The category of every error_code this library produces.

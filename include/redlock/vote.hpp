@@ -26,7 +26,7 @@ struct node_vote {
     node_outcome outcome = node_outcome::pending;
     /// Set when outcome is failed: errc::node_timeout, connection_failed, server_error,
     /// unexpected_reply, node_backlogged, or, for a grant that does not count,
-    /// node_quarantined or duplicate_node.
+    /// node_quarantined, duplicate_node or restarts_undetectable.
     std::error_code error;
     /// The server's own error text (`READONLY You can't write...`, `OOM ...`), the
     /// connection's error text, or why a grant did not count; empty otherwise.

@@ -76,6 +76,12 @@ std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node,
             return veto{errc::duplicate_node, std::move(message)};
         }
     }
+    if (config_.quarantine.enabled) {
+        const auto undetectable = nodes_[node]->restarts_undetectable();
+        if (!undetectable.empty()) {
+            return veto{errc::restarts_undetectable, std::string(undetectable)};
+        }
+    }
     if (const auto left = quarantine_left(node, now)) {
         return veto{errc::node_quarantined, "restarted recently; its votes count again in " +
                                                 std::to_string(left->count()) + " ms"};

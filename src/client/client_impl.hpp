@@ -66,7 +66,8 @@ public:
         std::string message;
     };
     /// Whether a grant `node` gave now must not count: the server already counts through
-    /// another node (same run_id), or it is quarantined after a restart.
+    /// another node (same run_id), its restarts cannot be detected while the quarantine is
+    /// on, or it is quarantined after a restart.
     std::optional<veto> veto_grant(std::size_t node, clock::time_point now);
 
     /// The one timer every watchdog of this client waits on.

@@ -100,7 +100,9 @@ std::string_view error_kind(std::error_code e) {
     if (e == errc::duplicate_node) {
         return "duplicate";
     }
-
+    if (e == errc::restarts_undetectable) {
+        return "restarts_undetectable";
+    }
     if (e == errc::cancelled) {
         return "cancelled";
     }

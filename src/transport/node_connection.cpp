@@ -270,11 +270,19 @@ void node_connection::on_server_info(const redisReply* reply) {
     if (reply->type != REDIS_REPLY_STRING) {
         const std::string why =
             reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len) : "no text";
-        log(log_level::warning, "INFO server refused (" + why +
-                                    "): restarts of this node, and another address of this "
-                                    "same server, cannot be detected");
+        info_refused_ = "INFO refused: restarts cannot be detected (" + why + ")";
+        if (config_.quarantine.enabled) {
+            log(log_level::error, info_refused_ +
+                                      ": this node's votes do not count (grant the user +info, "
+                                      "or turn the quarantine off)");
+        } else {
+            log(log_level::warning, "INFO server refused (" + why +
+                                        "): another address of this same server cannot be "
+                                        "recognised");
+        }
         return;
     }
+    info_refused_.clear();
     const std::string_view info(reply->str, reply->len);
     const auto run_id = info_field(info, "run_id");
     long long uptime = 0;

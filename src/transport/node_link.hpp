@@ -34,6 +34,8 @@ public:
     /// The server's run_id, empty until known. Two links with one run_id reach one server,
     /// whose vote must count once.
     virtual std::string_view run_id() const noexcept = 0;
+    /// Why this link cannot tell when the server restarts (INFO refused), or empty when it can.
+    virtual std::string_view restarts_undetectable() const noexcept = 0;
 
     virtual const node_address& address() const noexcept = 0;
 };

@@ -51,6 +51,7 @@ public:
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
     const redlock::node_address& address() const noexcept override { return address_; }
     std::string_view run_id() const noexcept override { return run_id_; }
+    std::string_view restarts_undetectable() const noexcept override { return undetectable_; }
 
     bool has_sent() const { return !sent_.empty(); }
 
@@ -80,6 +81,7 @@ public:
 
     std::optional<clock::time_point> started_at_;
     std::string run_id_;
+    std::string undetectable_;
     bool refuses_ = false;
 
 private:
@@ -289,6 +291,30 @@ TEST(duplicate_node, counts_again_once_it_reaches_another_server) {
     auto [ec, result] = c.try_acquire(one_attempt());
     EXPECT_FALSE(ec) << result.message;
     EXPECT_EQ(result.votes[1].outcome, redlock::node_outcome::granted);
+}
+
+TEST(restarts_undetectable, the_nodes_grants_do_not_count_with_the_quarantine_on) {
+    scripted_client c;
+    c.link(1).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
+    c.link(2).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_EQ(ec, redlock::errc::quorum_unreachable);
+    EXPECT_EQ(result.votes[0].outcome, redlock::node_outcome::granted);
+    for (std::size_t node : {1, 2}) {
+        EXPECT_EQ(result.votes[node].error, redlock::errc::restarts_undetectable);
+        EXPECT_EQ(result.votes[node].server_message,
+                  "INFO refused: restarts cannot be detected (NOPERM)");
+    }
+}
+
+TEST(restarts_undetectable, the_nodes_grants_count_with_the_quarantine_off) {
+    redlock::client_config config;
+    config.quarantine.enabled = false;
+    scripted_client c(config);
+    c.link(0).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
+    c.link(1).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_FALSE(ec) << result.message;
 }
 
 } // namespace
