@@ -58,15 +58,14 @@ std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_
     return left;
 }
 
-std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node,
-                                                         clock::time_point now) {
+std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock::time_point now) {
     const auto run_id = nodes_[node]->run_id();
     if (!run_id.empty()) {
         const auto counted = counted_through_.try_emplace(std::string(run_id), node).first;
         if (counted->second != node) {
             const auto& other = nodes_[counted->second]->address().display();
-            std::string message = "same server as " + other + " (run_id " +
-                                  std::string(run_id) + ")";
+            std::string message =
+                "same server as " + other + " (run_id " + std::string(run_id) + ")";
             if (reported_duplicate_[node] != run_id) {
                 reported_duplicate_[node] = std::string(run_id);
                 log(log_level::error,

@@ -73,9 +73,8 @@ TEST_F(aliased_node_test, one_server_under_two_names_counts_once_when_extending)
         if (vote.error == errc::duplicate_node) {
             ++duplicates;
             // The other name of the same server is the one whose vote counted.
-            const std::string other = node == 0
-                                          ? "localhost:" + std::to_string(topology::port(1))
-                                          : topology::addresses()[0];
+            const std::string other = node == 0 ? "localhost:" + std::to_string(topology::port(1))
+                                                : topology::addresses()[0];
             EXPECT_TRUE(vote.server_message.starts_with("same server as " + other + " (run_id "))
                 << vote.server_message;
         }

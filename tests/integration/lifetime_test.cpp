@@ -313,9 +313,9 @@ class user_without_info {
 public:
     user_without_info() {
         for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
-            EXPECT_EQ(inspector(node).run({"ACL", "SETUSER", name, "on", ">pw", "~*", "+@all",
-                                           "-info"}),
-                      "OK");
+            EXPECT_EQ(
+                inspector(node).run({"ACL", "SETUSER", name, "on", ">pw", "~*", "+@all", "-info"}),
+                "OK");
         }
     }
     ~user_without_info() {
