@@ -26,7 +26,9 @@ class blocking_client {
 public:
     /// @throws std::system_error with errc::invalid_argument when `config` is invalid.
     explicit blocking_client(client_config config);
-    /// Cancels what is in flight and joins the I/O thread. Never throws.
+    /// Cancels what is in flight and joins the I/O thread. Never throws. May also run in a
+    /// handler on the I/O thread itself (a loss handler, a posted function): then that thread
+    /// finishes what is in flight and ends on its own, after the destructor returned.
     ~blocking_client();
     blocking_client(const blocking_client&) = delete;
     blocking_client& operator=(const blocking_client&) = delete;
@@ -81,7 +83,8 @@ private:
                                std::string& message);
 
     struct state;
-    std::unique_ptr<state> state_;
+    // Shared with the I/O thread, which may outlive this object (see the destructor).
+    std::shared_ptr<state> state_;
 };
 
 } // namespace redlock

@@ -27,17 +27,22 @@ using logger = std::function<void(log_level, std::string_view message)>;
 /// so its votes must not count until every lock it could have held has expired.
 struct quarantine_options {
     /// On by default; turning it off re-opens the classic Redlock double grant after a
-    /// node restart (docs/safety.md).
+    /// node restart (docs/safety.md). While on, a node whose INFO is refused (an ACL user
+    /// without +info) gets no votes (errc::restarts_undetectable): its restarts are unseen.
     bool enabled = true;
     /// The largest TTL any client of these nodes uses. The quarantine lasts this (or the
-    /// largest TTL this client has used, if larger) plus its drift, from the restart.
+    /// largest TTL this client has acquired or extended with, if larger) plus its drift,
+    /// from the restart; the drift uses the largest clock_drift_factor and drift_allowance
+    /// of this client's locks, never less than lock_options' defaults.
     std::chrono::milliseconds assumed_max_ttl{0};
 };
 
 /// How a client reaches its nodes. Defaults suit masters on a local network.
 struct client_config {
     /// Addresses of the independent masters (see parse_node_address). At least one, no
-    /// server twice. The quorum is nodes.size() / 2 + 1, also for an even count.
+    /// server twice: textual duplicates are refused, and a server reached under a second
+    /// name (same run_id) gets its vote counted once (errc::duplicate_node for the other).
+    /// The quorum is nodes.size() / 2 + 1, also for an even count.
     std::vector<std::string> nodes;
     /// Upper bound on resolving the host name (in the background, never blocking the
     /// client) plus the TCP connect. The AUTH/SELECT handshake that follows is bounded by

@@ -37,6 +37,12 @@ enum class errc {
     node_backlogged,
     /// The node restarted recently and may have forgotten locks: its vote does not count.
     node_quarantined,
+    /// The node is the same server (same run_id) as another node of this client, whose vote
+    /// already counts for it: this one's does not.
+    duplicate_node,
+    /// The node's restarts cannot be detected (INFO server refused, e.g. an ACL user without
+    /// +info): with the quarantine on, its vote does not count.
+    restarts_undetectable,
 };
 
 /// The category of every error_code this library produces.

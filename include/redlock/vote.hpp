@@ -25,10 +25,11 @@ struct node_vote {
     std::size_t node = 0; ///< index into client_config::nodes
     node_outcome outcome = node_outcome::pending;
     /// Set when outcome is failed: errc::node_timeout, connection_failed, server_error,
-    /// unexpected_reply or node_backlogged.
+    /// unexpected_reply, node_backlogged, or, for a grant that does not count,
+    /// node_quarantined, duplicate_node or restarts_undetectable.
     std::error_code error;
-    /// The server's own error text (`READONLY You can't write...`, `OOM ...`) or the
-    /// connection's error text; empty otherwise.
+    /// The server's own error text (`READONLY You can't write...`, `OOM ...`), the
+    /// connection's error text, or why a grant did not count; empty otherwise.
     std::string server_message;
     /// From sending the command to its reply (or to the timeout).
     std::chrono::microseconds latency{0};

@@ -39,9 +39,16 @@ struct blocking_client::state {
 };
 
 blocking_client::blocking_client(client_config config)
-    : state_(std::make_unique<state>()) {
+    : state_(std::make_shared<state>()) {
     state_->coordinator.emplace(state_->io.get_executor(), std::move(config));
-    state_->thread = std::thread([s = state_.get()] { s->io.run(); });
+    // The thread owns the state too: destroyed from one of its own handlers, the
+    // blocking_client cannot join it, and the io_context must outlive the run() it is in.
+    state_->thread = std::thread([s = state_]() mutable {
+        s->io.run();
+        // Last owner when the blocking_client was destroyed on this thread: then the
+        // io_context goes here, once nothing runs in it any more.
+        s.reset();
+    });
 }
 
 blocking_client::~blocking_client() {

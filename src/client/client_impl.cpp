@@ -14,6 +14,7 @@ client_impl::client_impl(const boost::asio::any_io_executor& executor, client_co
     , time_(env_.make_time(strand_))
     , jitter_(env_.jitter_seed)
     , reported_quarantined_(addresses.size(), false)
+    , reported_duplicate_(addresses.size())
     , timers_(std::make_shared<renewal_timers>(*time_)) {
     nodes_.reserve(addresses.size());
     for (auto& address : addresses) {
@@ -27,8 +28,10 @@ void client_impl::log(log_level level, const std::string& message) const {
     }
 }
 
-void client_impl::note_ttl(std::chrono::milliseconds ttl) noexcept {
-    largest_ttl_ = std::max(largest_ttl_, ttl);
+void client_impl::note_ttl(const lock_options& options) noexcept {
+    largest_ttl_ = std::max(largest_ttl_, options.ttl);
+    largest_drift_factor_ = std::max(largest_drift_factor_, options.clock_drift_factor);
+    largest_drift_allowance_ = std::max(largest_drift_allowance_, options.drift_allowance);
 }
 
 void client_impl::note_node_timeout(std::chrono::milliseconds timeout) noexcept {
@@ -61,6 +64,8 @@ std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_
     if (q.enabled && started) {
         lock_options longest;
         longest.ttl = std::max(q.assumed_max_ttl, largest_ttl_);
+        longest.clock_drift_factor = largest_drift_factor_;
+        longest.drift_allowance = largest_drift_allowance_;
         const auto until = *started + longest.ttl + drift(longest);
         if (now < until) {
             left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
@@ -73,6 +78,36 @@ std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_
         }
     }
     return left;
+}
+
+std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock::time_point now) {
+    const auto run_id = nodes_[node]->run_id();
+    if (!run_id.empty()) {
+        const auto counted = counted_through_.try_emplace(std::string(run_id), node).first;
+        if (counted->second != node) {
+            const auto& other = nodes_[counted->second]->address().display();
+            std::string message =
+                "same server as " + other + " (run_id " + std::string(run_id) + ")";
+            if (reported_duplicate_[node] != run_id) {
+                reported_duplicate_[node] = std::string(run_id);
+                log(log_level::error,
+                    "node " + nodes_[node]->address().display() + " is the " + message +
+                        ": its votes do not count; list every server once in client_config::nodes");
+            }
+            return veto{errc::duplicate_node, std::move(message)};
+        }
+    }
+    if (config_.quarantine.enabled) {
+        const auto undetectable = nodes_[node]->restarts_undetectable();
+        if (!undetectable.empty()) {
+            return veto{errc::restarts_undetectable, std::string(undetectable)};
+        }
+    }
+    if (const auto left = quarantine_left(node, now)) {
+        return veto{errc::node_quarantined, "restarted recently; its votes count again in " +
+                                                std::to_string(left->count()) + " ms"};
+    }
+    return std::nullopt;
 }
 
 void client_impl::shutdown() {

@@ -9,6 +9,7 @@
 #include "transport/node_link.hpp"
 
 #include "redlock/config.hpp"
+#include "redlock/error.hpp"
 #include "redlock/metrics.hpp"
 #include "redlock/node_address.hpp"
 
@@ -51,8 +52,9 @@ public:
     std::uint64_t next_random() { return jitter_(); }
     void log(log_level level, const std::string& message) const;
 
-    /// Acquires report their ttl here: the quarantine covers the largest one in use.
-    void note_ttl(std::chrono::milliseconds ttl) noexcept;
+    /// Acquires and extends (renewals too) report the options of every key they set to
+    /// expire: the quarantine covers the largest ttl in use, with the largest drift.
+    void note_ttl(const lock_options& options) noexcept;
     /// Operations report their node_timeout here: a shutdown lets the commands already sent
     /// be answered for up to the largest one in use.
     void note_node_timeout(std::chrono::milliseconds timeout) noexcept;
@@ -68,6 +70,15 @@ public:
     void extend_gone(const std::string& token);
     void note_release(const std::string& token);
     bool release_started(const std::string& token) const { return released_.count(token) != 0; }
+    /// Why a grant from a node must not count.
+    struct veto {
+        errc error;
+        std::string message;
+    };
+    /// Whether a grant `node` gave now must not count: the server already counts through
+    /// another node (same run_id), its restarts cannot be detected while the quarantine is
+    /// on, or it is quarantined after a restart.
+    std::optional<veto> veto_grant(std::size_t node, clock::time_point now);
 
     /// The one timer every watchdog of this client waits on.
     renewal_timers& timers() noexcept { return *timers_; }
@@ -98,7 +109,18 @@ private:
     std::unordered_map<std::string, unsigned> extends_alive_;
     /// Tokens released while an extend round of theirs was alive.
     std::unordered_set<std::string> released_;
+    // Drift settings of the locks in use, each the largest seen, never below the defaults
+    // (which is all that is known of other clients' locks, quarantine.assumed_max_ttl).
+    double largest_drift_factor_ = lock_options{}.clock_drift_factor;
+    std::chrono::milliseconds largest_drift_allowance_ = lock_options{}.drift_allowance;
     std::vector<bool> reported_quarantined_;
+    // Which node's votes count for each server: the first node a grant was weighed for with
+    // that run_id. Never reassigned: were it handed over once its node moved on to another
+    // run_id, a second node could count a server whose grant the first had counted in the
+    // same round. One entry per server incarnation seen.
+    std::unordered_map<std::string, std::size_t> counted_through_;
+    // The run_id under which each node was last logged as a duplicate, to log it once.
+    std::vector<std::string> reported_duplicate_;
     fence_floors fences_;
     std::shared_ptr<renewal_timers> timers_;
     bool shut_down_ = false;

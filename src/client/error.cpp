@@ -35,6 +35,10 @@ public:
             return "too many commands in flight to node";
         case errc::node_quarantined:
             return "node restarted recently; its vote does not count yet";
+        case errc::duplicate_node:
+            return "node is the same server as another node; its vote counts only once";
+        case errc::restarts_undetectable:
+            return "node's restarts cannot be detected; its vote does not count";
         }
         return "unknown redlock error";
     }

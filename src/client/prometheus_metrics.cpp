@@ -97,6 +97,12 @@ std::string_view error_kind(std::error_code e) {
     if (e == errc::node_quarantined) {
         return "quarantined";
     }
+    if (e == errc::duplicate_node) {
+        return "duplicate";
+    }
+    if (e == errc::restarts_undetectable) {
+        return "restarts_undetectable";
+    }
     if (e == errc::cancelled) {
         return "cancelled";
     }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sys/random.h>
+#include <unistd.h>
 
 namespace redlock::detail {
 
@@ -24,10 +25,11 @@ void token_source::refill() {
         filled += static_cast<std::size_t>(got);
     }
     used_ = 0;
+    filled_by_ = ::getpid();
 }
 
 std::string token_source::next() {
-    if (pool_.size() - used_ < token_bytes) {
+    if (pool_.size() - used_ < token_bytes || filled_by_ != ::getpid()) {
         refill();
     }
     static constexpr char hex[] = "0123456789abcdef";

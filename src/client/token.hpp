@@ -5,11 +5,14 @@
 #include <cstddef>
 #include <string>
 
+#include <sys/types.h>
+
 namespace redlock::detail {
 
 /// Lock tokens: 128 bits from the kernel's CSPRNG (getrandom), hex encoded. Reads the
-/// kernel in blocks so that a token costs no system call on average. Not thread-safe:
-/// one per client, used on the client's strand.
+/// kernel in blocks so that a token costs no getrandom call on average. Safe across fork():
+/// a child never hands out bytes of the pool it inherited. Not thread-safe: one per client,
+/// used on the client's strand.
 class token_source {
 public:
     static constexpr std::size_t token_bytes = 16;
@@ -21,6 +24,9 @@ private:
 
     std::array<unsigned char, 4096> pool_{};
     std::size_t used_ = pool_.size();
+    // The process that filled the pool. A fork()ed child inherits the pool: drawing from it
+    // would give the child the parent's next tokens, and two holders one token.
+    pid_t filled_by_ = 0;
 };
 
 } // namespace redlock::detail

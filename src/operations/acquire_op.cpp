@@ -30,12 +30,15 @@ void acquire_op::start() {
             }
         });
     });
-    impl_->note_ttl(options_.ttl);
+    impl_->note_ttl(options_);
     impl_->note_node_timeout(options_.node_timeout);
     act(fsm_.start(now()));
 }
 
 void acquire_op::cancel() {
+    // Client shutdown calls this through a plain pointer; sleeping between attempts, the op
+    // is owned only by its timer, which finishing lets go of.
+    const auto keep_alive = shared_from_this();
     act(fsm_.on_cancel(now()));
 }
 

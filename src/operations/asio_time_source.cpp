@@ -33,8 +33,10 @@ public:
 
     void cancel() override {
         ++generation_;
-        fn_ = nullptr;
         timer_.cancel();
+        // The function may own whoever owns this alarm: it goes last, when nothing of this
+        // alarm is touched any more.
+        const auto dropped = std::exchange(fn_, nullptr);
     }
 
 private:

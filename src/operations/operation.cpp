@@ -58,13 +58,12 @@ classified operation::apply_quarantine(std::size_t node, classified c, clock::ti
     if (c.outcome != node_outcome::granted) {
         return c;
     }
-    const auto left = impl_->quarantine_left(node, now);
-    if (!left) {
+    auto veto = impl_->veto_grant(node, now);
+    if (!veto) {
         return c;
     }
-    message =
-        "restarted recently; its votes count again in " + std::to_string(left->count()) + " ms";
-    return {node_outcome::failed, make_error_code(errc::node_quarantined), false};
+    message = std::move(veto->message);
+    return {node_outcome::failed, make_error_code(veto->error), false};
 }
 
 void operation::record_timeouts(clock::time_point now) {

@@ -59,8 +59,9 @@ protected:
     /// Fills the vote of `node`; a node's first vote of a round counts.
     void record_vote(std::size_t node, const classified& c, std::string_view message,
                      clock::time_point now);
-    /// A grant from a quarantined node becomes a failure (errc::node_quarantined), with
-    /// `message` saying for how long; anything else passes unchanged.
+    /// A grant that must not count (client_impl::veto_grant: a quarantined node, one whose
+    /// restarts cannot be detected, a second address of a server already counted) becomes a
+    /// failure with that error, `message` saying why; anything else passes unchanged.
     classified apply_quarantine(std::size_t node, classified c, clock::time_point now,
                                 std::string& message);
     /// Marks every node without a vote as timed out at `now`.

@@ -125,6 +125,9 @@ void renewal_runner::cancel() {
     if (over_) {
         return;
     }
+    // Client shutdown calls this through a plain pointer, and the runner may be owned only by
+    // the timer entry that declaring the loss cancels.
+    const auto keep_alive = shared_from_this();
     fsm_.on_stop(impl_->now());
     declare_lost(make_error_code(errc::cancelled));
 }

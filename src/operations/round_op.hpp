@@ -45,12 +45,24 @@ public:
                 }
             });
         });
+        if constexpr (Traits::sends_ttl) {
+            // An extend (a renewal too) may set keys to outlive every acquire's ttl: a node
+            // restarting empty must stay quarantined for as long as they would have lived.
+            auto set_with = held_.options();
+            set_with.ttl = ttl_;
+            impl_->note_ttl(set_with);
+        }
         impl_->note_node_timeout(held_.options().node_timeout);
         Traits::starting(*impl_, held_);
         act(Traits::start(fsm_, now(), held_));
     }
 
-    void cancel() override { act(fsm_.on_cancel()); }
+    void cancel() override {
+        // Client shutdown calls this through a plain pointer: finishing lets go of the timer,
+        // which may own the op.
+        const auto keep_alive = shared_from_this();
+        act(fsm_.on_cancel());
+    }
 
     void on_reply(std::uint64_t packed, const node_reply& reply) override {
         const auto tag = reply_tag::unpack(packed);

@@ -259,12 +259,11 @@ void node_connection::queue_handshake() {
         pending_.push_back({nullptr, handshake_select});
         ++handshake_outstanding_;
     }
-    // For the restart quarantine. Its reply precedes every vote on this connection, but
-    // nothing waits for it: it gates no command, only how votes are counted.
-    if (config_.quarantine.enabled) {
-        redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "INFO server");
-        pending_.push_back({nullptr, handshake_info});
-    }
+    // For the restart quarantine, and to recognise two addresses of one server by run_id
+    // (sent with the quarantine off too, for that). Its reply precedes every vote on this
+    // connection, but nothing waits for it: it gates no command, only how votes are counted.
+    redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "INFO server");
+    pending_.push_back({nullptr, handshake_info});
     load_scripts();
 }
 
@@ -282,10 +281,21 @@ void node_connection::load_scripts() {
 
 void node_connection::on_server_info(const redisReply* reply) {
     if (reply->type != REDIS_REPLY_STRING) {
-        log(log_level::warning, "INFO server refused (" + std::string(reply->str, reply->len) +
-                                    "): restarts of this node cannot be detected");
+        const std::string why =
+            reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len) : "no text";
+        info_refused_ = "INFO refused: restarts cannot be detected (" + why + ")";
+        if (config_.quarantine.enabled) {
+            log(log_level::error, info_refused_ +
+                                      ": this node's votes do not count (grant the user +info, "
+                                      "or turn the quarantine off)");
+        } else {
+            log(log_level::warning, "INFO server refused (" + why +
+                                        "): another address of this same server cannot be "
+                                        "recognised");
+        }
         return;
     }
+    info_refused_.clear();
     const std::string_view info(reply->str, reply->len);
     const auto run_id = info_field(info, "run_id");
     long long uptime = 0;

@@ -46,6 +46,8 @@ public:
     /// When the server was last (re)started, as far as INFO server told us on connect;
     /// empty until known. A changed run_id counts as a restart at the moment it was seen.
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
+    std::string_view run_id() const noexcept override { return run_id_; }
+    std::string_view restarts_undetectable() const noexcept override { return info_refused_; }
 
     const node_address& address() const noexcept override { return address_; }
 
@@ -110,6 +112,8 @@ private:
     std::uint64_t connect_attempts_ = 0;
     std::chrono::steady_clock::time_point connect_deadline_;
     std::string run_id_;
+    // Set while the latest INFO server was refused (an ACL user without +info), else empty.
+    std::string info_refused_;
     std::optional<std::chrono::steady_clock::time_point> started_at_;
     bool destroying_ = false;
     // A resolve under way when this object goes completes later anyway (getaddrinfo cannot

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 namespace redlock::detail {
 
@@ -33,6 +34,11 @@ public:
 
     /// When the server was last (re)started, as far as the link could tell; empty until known.
     virtual std::optional<clock::time_point> started_at() const noexcept = 0;
+    /// The server's run_id, empty until known. Two links with one run_id reach one server,
+    /// whose vote must count once.
+    virtual std::string_view run_id() const noexcept = 0;
+    /// Why this link cannot tell when the server restarts (INFO refused), or empty when it can.
+    virtual std::string_view restarts_undetectable() const noexcept = 0;
 
     virtual const node_address& address() const noexcept = 0;
 };

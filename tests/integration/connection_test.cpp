@@ -2,10 +2,12 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unistd.h>
@@ -14,6 +16,72 @@ namespace redlock::test {
 namespace {
 
 using namespace std::chrono_literals;
+
+/// Node 1 under two names that pass the textual duplicate check, and node 2: N = 3,
+/// quorum 2, but two servers. Error log lines are kept.
+class aliased_node_test : public nodes_test {
+protected:
+    client_config one_server_twice() {
+        auto c = config();
+        c.nodes = {topology::addresses()[0], "localhost:" + std::to_string(topology::port(1)),
+                   topology::addresses()[1]};
+        c.log = [this](log_level level, std::string_view line) {
+            if (level == log_level::error) {
+                std::lock_guard guard(errors_mutex_);
+                errors_.emplace_back(line);
+            }
+        };
+        return c;
+    }
+    bool logged_error(std::string_view part) {
+        std::lock_guard guard(errors_mutex_);
+        return std::any_of(errors_.begin(), errors_.end(), [&](const std::string& line) {
+            return line.find(part) != std::string::npos;
+        });
+    }
+
+private:
+    std::mutex errors_mutex_;
+    std::vector<std::string> errors_;
+};
+
+// A guard more than a regression test: the second SET NX on one server already finds the
+// first one's key, so acquire never counted it twice; the extend below did.
+TEST_F(aliased_node_test, one_server_under_two_names_is_not_granted_a_lock_alone) {
+    ASSERT_EQ(inspector(2).run({"SET", "aliased", "another-holder", "PX", "10000"}), "OK");
+    blocking_client client(one_server_twice());
+    std::error_code ec;
+    auto refused = client.acquire("aliased", options(), ec);
+    EXPECT_TRUE(ec) << "node 1 alone is no majority: " << refused.message;
+}
+
+TEST_F(aliased_node_test, one_server_under_two_names_counts_once_when_extending) {
+    blocking_client client(one_server_twice());
+    std::error_code ec;
+    // Granted by node 1 (once: the second SET NX on the same server finds the key) and node 2.
+    auto held = client.acquire("aliased", options(), ec);
+    ASSERT_FALSE(ec) << held.message;
+    // Node 2's copy is gone and another holder took the key there: only node 1 still holds
+    // our token, and node 1 is one vote, under however many names.
+    ASSERT_EQ(inspector(2).run({"SET", "aliased", "another-holder", "PX", "10000"}), "OK");
+    auto extended = client.extend(held.lock, ec);
+    EXPECT_TRUE(ec) << "one server granted the extend twice: " << extended.message;
+    ASSERT_EQ(extended.votes.size(), 3u);
+    std::size_t duplicates = 0;
+    for (std::size_t node : {0u, 1u}) {
+        const auto& vote = extended.votes[node];
+        if (vote.error == errc::duplicate_node) {
+            ++duplicates;
+            // The other name of the same server is the one whose vote counted.
+            const std::string other = node == 0 ? "localhost:" + std::to_string(topology::port(1))
+                                                : topology::addresses()[0];
+            EXPECT_TRUE(vote.server_message.starts_with("same server as " + other + " (run_id "))
+                << vote.server_message;
+        }
+    }
+    EXPECT_EQ(duplicates, 1u) << extended.message;
+    EXPECT_TRUE(logged_error("same server as"));
+}
 
 TEST_F(nodes_test, reconnects_after_a_node_restarts) {
     blocking_client client(config());

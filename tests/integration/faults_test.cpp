@@ -209,7 +209,8 @@ TEST_F(nodes_test, readonly_busy_and_noperm_are_votes_with_their_text) {
 
     // READONLY: node 2 made a replica of node 1.
     inspector replica(2);
-    ASSERT_EQ(replica.run({"REPLICAOF", "127.0.0.1", "7001"}), "OK");
+    ASSERT_EQ(replica.run({"REPLICAOF", topology::host(1), std::to_string(topology::port(1))}),
+              "OK");
     auto readonly = client.acquire("replicated", options(), ec);
     EXPECT_EQ(ec, errc::quorum_unreachable);
     EXPECT_EQ(readonly.votes[1].error, errc::server_error);

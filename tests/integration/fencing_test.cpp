@@ -327,8 +327,9 @@ TEST_F(nodes_test, a_paused_holders_late_write_is_rejected_by_the_fenced_resourc
     // frozen in between (as by a GC pause or SIGSTOP), far longer than the lock's TTL.
     const std::string started = ::testing::TempDir() + "redlock-paused-holder.started";
     std::remove(started.c_str());
-    const std::string write = "touch " + started + "; sleep 0.5; redis-cli -p 7001 EVALSHA " +
-                              std::string(script.sha1) +
+    const std::string write = "touch " + started + "; sleep 0.5; redis-cli -h " +
+                              topology::host(1) + " -p " + std::to_string(topology::port(1)) +
+                              " EVALSHA " + std::string(script.sha1) +
                               " 2 stock:fence stock \"$REDLOCK_FENCING_TOKEN\" SET stock old";
     const pid_t holder =
         spawn_group({REDLOCK_CLI_PATH, "--no-quarantine", "run", "--fence", "-t", "300ms",

@@ -410,6 +410,67 @@ TEST_F(quarantine_test, on_the_restarted_nodes_votes_do_not_count) {
         << "the refused attempt cleaned up the keys it set";
 }
 
+/// An ACL user allowed everything but INFO on every node, for as long as this lives.
+class user_without_info {
+public:
+    user_without_info() {
+        for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+            EXPECT_EQ(
+                inspector(node).run({"ACL", "SETUSER", name, "on", ">pw", "~*", "+@all", "-info"}),
+                "OK");
+        }
+    }
+    ~user_without_info() {
+        for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+            inspector(node).run({"ACL", "DELUSER", name});
+        }
+    }
+    user_without_info(const user_without_info&) = delete;
+    user_without_info& operator=(const user_without_info&) = delete;
+
+    static client_config connecting_as_it(client_config c) {
+        for (auto& node : c.nodes) {
+            node = std::string("redis://") + name + ":pw@" + node;
+        }
+        return c;
+    }
+
+private:
+    static constexpr const char* name = "no-info";
+};
+
+TEST_F(quarantine_test, nodes_that_refuse_info_get_no_votes_while_the_quarantine_is_on) {
+    user_without_info user;
+    auto guarded = user_without_info::connecting_as_it(config());
+    guarded.quarantine.enabled = true;
+    std::error_code ec;
+    {
+        blocking_client client(guarded);
+        auto refused = client.acquire("blind", options(), ec);
+        EXPECT_EQ(ec, errc::quorum_unreachable) << refused.message;
+        std::size_t blind = 0;
+        for (const auto& vote : refused.votes) {
+            if (vote.outcome == node_outcome::pending) {
+                continue; // decided without it
+            }
+            ++blind;
+            EXPECT_EQ(vote.error, errc::restarts_undetectable) << vote.node;
+            EXPECT_TRUE(
+                vote.server_message.starts_with("INFO refused: restarts cannot be detected"))
+                << vote.server_message;
+        }
+        EXPECT_GE(blind, 3u);
+        EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }))
+            << "the refused attempt cleaned up the keys it set";
+    }
+    auto unguarded = guarded;
+    unguarded.quarantine.enabled = false;
+    blocking_client client(unguarded);
+    auto granted = client.acquire("blind", options(), ec);
+    EXPECT_FALSE(ec) << "the user chose to live without restart detection: " << granted.message;
+    client.release(granted.lock, ec);
+}
+
 TEST_F(quarantine_test, votes_count_again_after_the_largest_ttl) {
     topology::restart(1);
     topology::restart(2);

@@ -18,6 +18,16 @@ std::vector<std::string> topology::addresses() {
     return nodes;
 }
 
+std::string topology::host(int node) {
+    const auto address = addresses().at(static_cast<std::size_t>(node - 1));
+    return address.substr(0, address.rfind(':'));
+}
+
+int topology::port(int node) {
+    const auto address = addresses().at(static_cast<std::size_t>(node - 1));
+    return std::stoi(address.substr(address.rfind(':') + 1));
+}
+
 void topology::script(const std::string& args) {
     const std::string command = std::string("bash ") + REDLOCK_LOCAL_NODES_SCRIPT + " " + args;
     if (std::system(command.c_str()) != 0) {
@@ -95,9 +105,8 @@ void topology::restore() {
 inspector::inspector(int node)
     : node_(node) {
     const auto address = topology::addresses().at(static_cast<std::size_t>(node - 1));
-    const auto colon = address.rfind(':');
-    const std::string host = address.substr(0, colon);
-    const int port = std::stoi(address.substr(colon + 1));
+    const std::string host = topology::host(node);
+    const int port = topology::port(node);
     timeval timeout{2, 0};
     context_ = redisConnectWithTimeout(host.c_str(), port, timeout);
     if (!context_ || context_->err) {

@@ -17,9 +17,13 @@ namespace redlock::test {
 /// the script's; indexes into client_config::nodes are 0-based.
 class topology {
 public:
-    /// REDLOCK_NODES or the default five; node i listens on 127.0.0.1:700i.
+    /// REDLOCK_NODES or the default five; node i listens on 127.0.0.1:700i, or on
+    /// REDLOCK_BASE_PORT + i (which local-nodes.sh reads too).
     static std::vector<std::string> addresses();
     static std::size_t size() { return addresses().size(); }
+    /// Host and port of node `node` (1-based) as REDLOCK_NODES gives them.
+    static std::string host(int node);
+    static int port(int node);
 
     static void stop(int node);
     static void kill(int node);

@@ -3,7 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <unordered_set>
+#include <vector>
 
 namespace {
 
@@ -28,6 +33,50 @@ TEST(token, never_repeats_across_pool_refills) {
 TEST(token, two_sources_are_independent) {
     redlock::detail::token_source a, b;
     EXPECT_NE(a.next(), b.next());
+}
+
+TEST(token, a_forked_child_never_hands_out_its_parents_tokens) {
+    redlock::detail::token_source source;
+    (void)source.next(); // the pool is full now, and the child inherits it
+    constexpr int count = 4;
+    int pipe_ends[2];
+    ASSERT_EQ(::pipe(pipe_ends), 0);
+    const pid_t child = ::fork();
+    ASSERT_NE(child, -1);
+    if (child == 0) {
+        ::close(pipe_ends[0]);
+        std::string tokens;
+        for (int i = 0; i < count; ++i) {
+            tokens += source.next();
+        }
+        const bool written =
+            ::write(pipe_ends[1], tokens.data(), tokens.size()) == ssize_t(tokens.size());
+        ::_exit(written ? 0 : 1);
+    }
+    ::close(pipe_ends[1]);
+    std::string from_child(count * 32, '\0');
+    std::size_t got = 0;
+    while (got < from_child.size()) {
+        const auto n = ::read(pipe_ends[0], from_child.data() + got, from_child.size() - got);
+        if (n <= 0) {
+            break;
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(pipe_ends[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_EQ(got, from_child.size());
+
+    std::unordered_set<std::string> parents;
+    for (int i = 0; i < count; ++i) {
+        parents.insert(source.next());
+    }
+    for (int i = 0; i < count; ++i) {
+        const auto token = from_child.substr(static_cast<std::size_t>(i) * 32, 32);
+        EXPECT_FALSE(parents.count(token)) << "child repeated the parent's token " << token;
+    }
 }
 
 TEST(token, every_bit_position_is_balanced) {

@@ -1,0 +1,320 @@
+#include "client/client_impl.hpp"
+
+#include "client/client_access.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using redlock::detail::clock;
+
+/// Time that moves only when the test says; timers never fire (every round here is decided
+/// by its replies), but hold their function until cancelled, as real ones do.
+struct manual_time final : redlock::detail::time_source {
+    struct idle_alarm final : redlock::detail::alarm {
+        void arm(clock::time_point, std::function<void()> fn) override { fn_ = std::move(fn); }
+        void cancel() override { const auto dropped = std::exchange(fn_, nullptr); }
+        std::function<void()> fn_;
+    };
+    explicit manual_time(const clock::time_point& now)
+        : now_(now) {}
+    clock::time_point now() const override { return now_; }
+    std::unique_ptr<redlock::detail::alarm> make_alarm() override {
+        return std::make_unique<idle_alarm>();
+    }
+    const clock::time_point& now_;
+};
+
+/// A node that keeps what it is sent until the test answers: SET with OK and scripts with 1,
+/// or, when it refuses, with nil and 0.
+class scripted_link final : public redlock::detail::node_link {
+public:
+    explicit scripted_link(redlock::node_address address)
+        : address_(std::move(address)) {}
+
+    void send(const redlock::detail::command& cmd,
+              const std::shared_ptr<redlock::detail::reply_target>& target,
+              std::uint64_t tag) override {
+        sent_.push_back({std::string(cmd.args[0]), target, tag});
+    }
+    void shutdown(std::chrono::milliseconds) override { sent_.clear(); }
+    std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
+    const redlock::node_address& address() const noexcept override { return address_; }
+    std::string_view run_id() const noexcept override { return run_id_; }
+    std::string_view restarts_undetectable() const noexcept override { return undetectable_; }
+
+    bool has_sent() const { return !sent_.empty(); }
+
+    /// Answers everything sent so far.
+    void answer_all() {
+        static char ok[] = "OK";
+        for (auto& s : std::exchange(sent_, {})) {
+            redisReply reply{};
+            if (refuses_) {
+                if (s.name == "SET") {
+                    reply.type = REDIS_REPLY_NIL;
+                } else {
+                    reply.type = REDIS_REPLY_INTEGER;
+                    reply.integer = 0;
+                }
+            } else if (s.name == "SET") {
+                reply.type = REDIS_REPLY_STATUS;
+                reply.str = ok;
+                reply.len = 2;
+            } else {
+                reply.type = REDIS_REPLY_INTEGER;
+                reply.integer = 1;
+            }
+            s.target->on_reply(s.tag, redlock::detail::node_reply{{}, &reply, {}});
+        }
+    }
+
+    std::optional<clock::time_point> started_at_;
+    std::string run_id_;
+    std::string undetectable_;
+    bool refuses_ = false;
+
+private:
+    struct sent {
+        std::string name;
+        std::shared_ptr<redlock::detail::reply_target> target;
+        std::uint64_t tag;
+    };
+    redlock::node_address address_;
+    std::deque<sent> sent_;
+};
+
+/// A real client over three scripted nodes and a manual clock, run by the test's thread.
+class scripted_client {
+public:
+    explicit scripted_client(redlock::client_config config = {}) {
+        redlock::detail::environment env;
+        env.make_time = [this](const boost::asio::any_io_executor&) {
+            return std::make_unique<manual_time>(now_);
+        };
+        env.make_link = [this](const boost::asio::any_io_executor&, redlock::node_address address,
+                               const redlock::client_config&) {
+            auto link = std::make_unique<scripted_link>(std::move(address));
+            links_.push_back(link.get());
+            return link;
+        };
+        env.next_token = [n = 0]() mutable { return "token-" + std::to_string(++n); };
+        std::vector<redlock::node_address> addresses(3);
+        for (std::size_t i = 0; i < addresses.size(); ++i) {
+            addresses[i].host = "10.0.0." + std::to_string(i + 1);
+        }
+        impl_ = std::make_shared<redlock::detail::client_impl>(
+            io_.get_executor(), std::move(config), std::move(addresses), std::move(env));
+        client_.reset(
+            new redlock::client(redlock::detail::client_access::make(io_.get_executor(), impl_)));
+    }
+    ~scripted_client() {
+        client_.reset();
+        io_.poll();
+    }
+
+    /// Starts an acquire and answers what it sends, leaving it wherever that gets it.
+    void start_acquire(const redlock::lock_options& options,
+                       std::function<void(std::error_code, redlock::acquire_result)> done) {
+        client_->async_acquire("k", options, std::move(done));
+        answer();
+    }
+
+    std::pair<std::error_code, redlock::acquire_result>
+    try_acquire(const redlock::lock_options& options) {
+        std::pair<std::error_code, redlock::acquire_result> outcome;
+        bool done = false;
+        client_->async_acquire("k", options, [&](std::error_code ec, redlock::acquire_result r) {
+            outcome = {ec, std::move(r)};
+            done = true;
+        });
+        answer();
+        EXPECT_TRUE(done);
+        return outcome;
+    }
+
+    redlock::lock acquire(const redlock::lock_options& options) {
+        auto [ec, result] = try_acquire(options);
+        EXPECT_FALSE(ec) << result.message;
+        return result.lock;
+    }
+
+    redlock::lock extend(const redlock::lock& held, std::chrono::milliseconds ttl) {
+        std::optional<redlock::lock> extended;
+        client_->async_extend(held, ttl, [&](std::error_code ec, redlock::extend_result r) {
+            EXPECT_FALSE(ec) << r.message;
+            extended = std::move(r.lock);
+        });
+        answer();
+        EXPECT_TRUE(extended);
+        return extended ? *extended : redlock::lock{};
+    }
+
+    /// Node `node` restarts now, as its link would find out on reconnecting.
+    void restart(std::size_t node) { links_.at(node)->started_at_ = now_; }
+    scripted_link& link(std::size_t node) { return *links_.at(node); }
+    std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node) {
+        return impl_->quarantine_left(node, now_);
+    }
+
+    clock::time_point now_{clock::duration(std::chrono::hours(1))};
+
+private:
+    /// Answers until nothing more is sent (a failed attempt's cleanups, too).
+    void answer() {
+        io_.poll();
+        io_.restart();
+        while (std::any_of(links_.begin(), links_.end(),
+                           [](const scripted_link* l) { return l->has_sent(); })) {
+            for (auto* link : links_) {
+                link->answer_all();
+            }
+            io_.poll();
+            io_.restart();
+        }
+    }
+
+    boost::asio::io_context io_;
+    std::vector<scripted_link*> links_;
+    std::shared_ptr<redlock::detail::client_impl> impl_;
+    std::unique_ptr<redlock::client> client_;
+};
+
+TEST(quarantine, covers_the_ttl_an_extend_set) {
+    scripted_client c;
+    redlock::lock_options options;
+    options.ttl = 5s;
+    const auto held = c.acquire(options);
+    c.extend(held, 60s);
+    c.restart(0);
+    const auto left = c.quarantine_left(0);
+    ASSERT_TRUE(left);
+    // 60 s + 1 % + 2 ms: the key the extend set could outlive the acquire's 5 s by a minute.
+    EXPECT_GE(*left, 60s + 600ms);
+}
+
+TEST(quarantine, covers_the_ttl_of_an_extend_by_a_client_that_never_acquired) {
+    // A watchdog or an extend on a lock acquired elsewhere (another client object, the CLI):
+    // its renewals run this same extend round, the first ttl this client hears of.
+    redlock::lock_options options;
+    options.ttl = 30s;
+    const auto held = scripted_client().acquire(options);
+    scripted_client renewer;
+    renewer.extend(held, 30s);
+    renewer.restart(1);
+    const auto left = renewer.quarantine_left(1);
+    ASSERT_TRUE(left);
+    EXPECT_GE(*left, 30s);
+}
+
+TEST(quarantine, uses_the_drift_settings_of_the_locks_in_use) {
+    scripted_client c;
+    redlock::lock_options options;
+    options.ttl = 1s;
+    options.clock_drift_factor = 0.5;
+    options.drift_allowance = 100ms;
+    c.acquire(options);
+    c.restart(2);
+    const auto left = c.quarantine_left(2);
+    ASSERT_TRUE(left);
+    // 1 s + 0.5 x 1 s + 100 ms; the default factor and allowance would give 1.012 s.
+    EXPECT_GE(*left, 1600ms);
+}
+
+TEST(quarantine, ends_after_the_largest_ttl_and_its_drift) {
+    scripted_client c;
+    redlock::lock_options options;
+    options.ttl = 1s;
+    c.acquire(options);
+    c.restart(0);
+    c.now_ += 1s + 12ms; // ttl + 1 % + 2 ms
+    EXPECT_FALSE(c.quarantine_left(0));
+    EXPECT_FALSE(c.quarantine_left(1)) << "never restarted";
+}
+
+TEST(client_shutdown, ends_an_acquire_sleeping_between_attempts) {
+    // Then only the op's own timer owns it, and shutdown reaches it through a plain pointer.
+    std::optional<std::error_code> outcome;
+    {
+        scripted_client c;
+        for (std::size_t node = 0; node < 3; ++node) {
+            c.link(node).refuses_ = true;
+        }
+        redlock::lock_options options;
+        options.retry.max_attempts = 3;
+        c.start_acquire(options,
+                        [&](std::error_code ec, redlock::acquire_result) { outcome = ec; });
+        EXPECT_FALSE(outcome) << "refused everywhere, it sleeps before its second attempt";
+    } // the client goes, and shuts down
+    EXPECT_EQ(outcome, std::optional<std::error_code>(redlock::errc::cancelled));
+}
+
+redlock::lock_options one_attempt() {
+    redlock::lock_options options;
+    options.retry.max_attempts = 1;
+    return options;
+}
+
+TEST(duplicate_node, a_second_address_of_one_server_does_not_vote_again) {
+    redlock::client_config config;
+    config.quarantine.enabled = false; // the check must not depend on it
+    scripted_client c(config);
+    c.link(0).run_id_ = "aaaa";
+    c.link(1).run_id_ = "aaaa"; // another name for node 0's server
+    c.link(2).run_id_ = "bbbb";
+    c.link(2).refuses_ = true;
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_TRUE(ec) << "one server and a refusal are no majority of three";
+    ASSERT_EQ(result.votes.size(), 3u);
+    EXPECT_EQ(result.votes[0].outcome, redlock::node_outcome::granted);
+    EXPECT_EQ(result.votes[1].error, redlock::errc::duplicate_node);
+    EXPECT_EQ(result.votes[1].server_message, "same server as 10.0.0.1:6379 (run_id aaaa)");
+}
+
+TEST(duplicate_node, counts_again_once_it_reaches_another_server) {
+    scripted_client c;
+    c.link(0).run_id_ = "aaaa";
+    c.link(1).run_id_ = "aaaa";
+    c.link(2).run_id_ = "bbbb";
+    EXPECT_EQ(c.try_acquire(one_attempt()).second.votes[1].error, redlock::errc::duplicate_node);
+    c.link(1).run_id_ = "cccc"; // the alias now resolves elsewhere
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_FALSE(ec) << result.message;
+    EXPECT_EQ(result.votes[1].outcome, redlock::node_outcome::granted);
+}
+
+TEST(restarts_undetectable, the_nodes_grants_do_not_count_with_the_quarantine_on) {
+    scripted_client c;
+    c.link(1).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
+    c.link(2).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_EQ(ec, redlock::errc::quorum_unreachable);
+    EXPECT_EQ(result.votes[0].outcome, redlock::node_outcome::granted);
+    for (std::size_t node : {1, 2}) {
+        EXPECT_EQ(result.votes[node].error, redlock::errc::restarts_undetectable);
+        EXPECT_EQ(result.votes[node].server_message,
+                  "INFO refused: restarts cannot be detected (NOPERM)");
+    }
+}
+
+TEST(restarts_undetectable, the_nodes_grants_count_with_the_quarantine_off) {
+    redlock::client_config config;
+    config.quarantine.enabled = false;
+    scripted_client c(config);
+    c.link(0).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
+    c.link(1).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_FALSE(ec) << result.message;
+}
+
+} // namespace
