@@ -1,0 +1,106 @@
+#ifndef REDLOCK_TESTS_SIMULATION_HISTORY_HPP
+#define REDLOCK_TESTS_SIMULATION_HISTORY_HPP
+
+#include "sim_clock.hpp"
+#include "sim_world.hpp"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace redlock::sim {
+
+/// What happened, on simulated real time, and the invariants checked against it:
+/// (a) no two holders with overlapping validity windows on one key;
+/// (b) fencing tokens strictly increase in grant order per key;
+/// (c) with_lock never reports success for work that ran outside the holder's validity;
+/// (d) the loss signal never fires after valid_until on the holder's clock, except at the
+///     instant a holder paused across it resumes;
+/// (e) after quiescence plus the largest TTL no lock key remains (checked by the runner);
+/// (f) every completion handler runs exactly once;
+/// (g) nothing extends or re-creates a lock after its holder sent the release.
+class history {
+public:
+    explicit history(world& w)
+        : world_(w) {}
+
+    void set_clock(int client, drift_clock c) {
+        if (clocks_.size() <= static_cast<std::size_t>(client)) {
+            clocks_.resize(static_cast<std::size_t>(client) + 1);
+            pauses_.resize(clocks_.size());
+        }
+        clocks_[static_cast<std::size_t>(client)] = c;
+    }
+    const drift_clock& clock(int client) const { return clocks_[static_cast<std::size_t>(client)]; }
+
+    /// A grant delivered now; the holder's id.
+    int grant(int client, const std::string& key, const std::string& token, std::uint64_t fence,
+              std::int64_t valid_until_local, bool with_lock);
+    /// A successful extend or renewal delivered now.
+    void renew(int holder, std::int64_t valid_until_local);
+    /// The holder stops relying on the lock now (release start, loss, end of work).
+    void end(int holder);
+    /// The loss signal fired now; `valid_until_local` as the watchdog knew it.
+    void loss(int holder, std::int64_t valid_until_local);
+    /// with_lock returned success for work that ran from work_start to now.
+    void with_lock_success(int holder, real_ns work_start);
+    void release_intent(const std::string& token) { releasing_.insert(token); }
+
+    void pause(int client, real_ns from, real_ns to) {
+        pauses_[static_cast<std::size_t>(client)].push_back({from, to});
+    }
+
+    /// Every command any link sends: for (g).
+    void on_send(int client, int node, const std::vector<std::string>& args);
+
+    /// (f): one call issued, and its handler running.
+    std::uint64_t issue() {
+        calls_.push_back(0);
+        return calls_.size() - 1;
+    }
+    void completed(std::uint64_t call, const char* what);
+
+    void violation(const std::string& invariant, const std::string& what);
+    const std::vector<std::string>& violations() const { return violations_; }
+
+    /// The end-of-schedule checks (a), (b), (f).
+    void check_end();
+
+    std::uint64_t grants() const { return holders_.size(); }
+
+private:
+    struct window {
+        real_ns from;
+        real_ns to;
+    };
+    struct holder {
+        int client;
+        std::string key;
+        std::string token;
+        std::uint64_t fence;
+        std::vector<window> windows;
+        real_ns end = INT64_MAX;
+        bool with_lock;
+    };
+    real_ns real_at(int client, std::int64_t local) const {
+        return clocks_[static_cast<std::size_t>(client)].real_at(local, INT64_MIN / 2);
+    }
+    /// The holder's protected time: its windows, merged, cut at its end.
+    std::vector<window> protected_time(const holder& h) const;
+    std::string describe(int id) const;
+
+    world& world_;
+    std::vector<drift_clock> clocks_;
+    std::vector<std::vector<window>> pauses_;
+    std::vector<holder> holders_;
+    std::set<std::string> releasing_;
+    std::set<std::string> released_;
+    std::vector<int> calls_;
+    std::vector<std::string> violations_;
+};
+
+} // namespace redlock::sim
+
+#endif

@@ -1,0 +1,136 @@
+// redlock_simulation: runs many seeded schedules of the whole coordinator over simulated
+// nodes, network and clocks, and checks the invariants on each (see history.hpp).
+//
+//   REDLOCK_SIM_SEED=<n>       run exactly that schedule and print its trace
+//   REDLOCK_SIM_SCHEDULES=<n>  how many random schedules (default 100000)
+//   REDLOCK_SIM_FIRST=<n>      the first seed of the random run (default: from the clock)
+//   REDLOCK_SIM_REGRESSION=0   skip the seeds in regression_seeds.txt
+#include "schedule.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using redlock::sim::run_schedule;
+using redlock::sim::schedule_result;
+
+std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+    const char* text = std::getenv(name);
+    return text && *text ? std::strtoull(text, nullptr, 10) : fallback;
+}
+
+void print_failure(const schedule_result& r) {
+    // Replay with the trace on: the same seed runs the same schedule.
+    const auto traced = run_schedule(r.seed, true);
+    std::printf("FAILED seed %llu (%s)\n", static_cast<unsigned long long>(r.seed),
+                r.summary.c_str());
+    for (const auto& v : r.violations) {
+        std::printf("  %s\n", v.c_str());
+    }
+    std::printf("replay: REDLOCK_SIM_SEED=%llu redlock_simulation\n",
+                static_cast<unsigned long long>(r.seed));
+    if (traced.violations != r.violations) {
+        std::printf("  (NOT DETERMINISTIC: the traced replay found something else)\n");
+    }
+    const std::size_t shown = 400;
+    const auto& t = traced.trace;
+    const std::size_t from = t.size() > shown ? t.size() - shown : 0;
+    if (from > 0) {
+        std::printf("  ... %zu earlier trace lines (full: REDLOCK_SIM_SEED)\n", from);
+    }
+    for (std::size_t i = from; i < t.size(); ++i) {
+        std::printf("  %s\n", t[i].c_str());
+    }
+}
+
+std::vector<std::uint64_t> regression_seeds() {
+    std::vector<std::uint64_t> seeds;
+    std::ifstream in(REDLOCK_SIM_REGRESSION_FILE);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (const auto hash = line.find('#'); hash != std::string::npos) {
+            line.resize(hash);
+        }
+        std::istringstream words(line);
+        std::uint64_t seed = 0;
+        if (words >> seed) {
+            seeds.push_back(seed);
+        }
+    }
+    return seeds;
+}
+
+} // namespace
+
+int main() {
+    if (const char* one = std::getenv("REDLOCK_SIM_SEED"); one && *one) {
+        const auto r = run_schedule(std::strtoull(one, nullptr, 10), true);
+        for (const auto& line : r.trace) {
+            std::printf("%s\n", line.c_str());
+        }
+        std::printf("seed %llu: %s: %llu grants, %zu violations\n",
+                    static_cast<unsigned long long>(r.seed), r.summary.c_str(),
+                    static_cast<unsigned long long>(r.grants), r.violations.size());
+        for (const auto& v : r.violations) {
+            std::printf("  %s\n", v.c_str());
+        }
+        return r.violations.empty() ? 0 : 1;
+    }
+
+    const auto count = env_number("REDLOCK_SIM_SCHEDULES", 100000);
+    const auto first = env_number(
+        "REDLOCK_SIM_FIRST",
+        static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) %
+            1000000000000ULL);
+    std::vector<std::uint64_t> seeds;
+    if (env_number("REDLOCK_SIM_REGRESSION", 1) != 0) {
+        seeds = regression_seeds();
+    }
+    const std::size_t regressions = seeds.size();
+    std::printf("%zu regression seeds, then %llu schedules from seed %llu\n", regressions,
+                static_cast<unsigned long long>(count), static_cast<unsigned long long>(first));
+    std::fflush(stdout);
+
+    const auto started = std::chrono::steady_clock::now();
+    std::uint64_t schedules = 0;
+    std::uint64_t grants = 0;
+    std::uint64_t violations = 0;
+    std::uint64_t failed = 0;
+    const std::uint64_t max_printed = env_number("REDLOCK_SIM_MAX_PRINTED", 3);
+    auto one = [&](std::uint64_t seed) {
+        const auto r = run_schedule(seed, false);
+        ++schedules;
+        grants += r.grants;
+        if (!r.violations.empty()) {
+            violations += r.violations.size();
+            if (failed++ < max_printed) {
+                print_failure(r);
+            } else {
+                std::printf("FAILED seed %llu: %s\n", static_cast<unsigned long long>(seed),
+                            r.violations.front().c_str());
+            }
+            std::fflush(stdout);
+        }
+    };
+    for (const auto seed : seeds) {
+        one(seed);
+    }
+    for (std::uint64_t i = 0; i < count; ++i) {
+        one(first + i);
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::printf("%.0f schedules/s, %llu failing schedules\n",
+                seconds > 0 ? static_cast<double>(schedules) / seconds : 0.0,
+                static_cast<unsigned long long>(failed));
+    std::printf("%llu schedules, %llu grants, %llu violations\n",
+                static_cast<unsigned long long>(schedules), static_cast<unsigned long long>(grants),
+                static_cast<unsigned long long>(violations));
+    return violations == 0 ? 0 : 1;
+}
