@@ -13,7 +13,7 @@ int history::grant(int client, const std::string& key, const std::string& token,
     holders_.push_back(std::move(h));
     const int id = static_cast<int>(holders_.size()) - 1;
     SIM_TRACE(world_, "c" + std::to_string(client),
-              "GRANT " + key + " holder h" + std::to_string(id) + " token " + token.substr(0, 6) +
+              "GRANT " + key + " holder h" + std::to_string(id) + " token " + token.substr(0, 8) +
                   (fence ? " fence " + std::to_string(fence) : "") + " valid until real " +
                   fmt_time(holders_.back().windows.back().to));
     return id;
@@ -126,7 +126,7 @@ void history::on_send(int client, int node, const std::vector<std::string>& args
         violation("(g) command after release",
                   "client c" + std::to_string(client) + " sent " + verb + " " +
                       (is(detail::extend_script) ? "extend" : "") + " for token " +
-                      token.substr(0, 6) + " to node" + std::to_string(node) +
+                      token.substr(0, 8) + " to node" + std::to_string(node) +
                       " after it had sent the release");
     }
 }
@@ -142,10 +142,17 @@ void history::violation(const std::string& invariant, const std::string& what) {
     SIM_TRACE(world_, "CHECK", "VIOLATION " + invariant + ": " + what);
 }
 
+void history::note(const std::string& what) {
+    if (std::find(notes_.begin(), notes_.end(), what) == notes_.end()) {
+        notes_.push_back(what);
+    }
+    SIM_TRACE(world_, "NOTE", what);
+}
+
 std::string history::describe(int id) const {
     const auto& h = holders_[static_cast<std::size_t>(id)];
     return "h" + std::to_string(id) + " (c" + std::to_string(h.client) + " " + h.key + " token " +
-           h.token.substr(0, 6) + (h.fence ? " fence " + std::to_string(h.fence) : "") + ")";
+           h.token.substr(0, 8) + (h.fence ? " fence " + std::to_string(h.fence) : "") + ")";
 }
 
 void history::check_end() {

@@ -63,6 +63,9 @@ public:
     void completed(std::uint64_t call, const char* what);
 
     void violation(const std::string& invariant, const std::string& what);
+    /// A diagnosis: which known defect a failure looks like.
+    void note(const std::string& what);
+    const std::vector<std::string>& notes() const { return notes_; }
     const std::vector<std::string>& violations() const { return violations_; }
 
     /// The end-of-schedule checks (a), (b), (f).
@@ -99,6 +102,7 @@ private:
     std::set<std::string> released_;
     std::vector<int> calls_;
     std::vector<std::string> violations_;
+    std::vector<std::string> notes_;
 };
 
 } // namespace redlock::sim

@@ -7,7 +7,9 @@
 //   REDLOCK_SIM_REGRESSION=0   skip the seeds in regression_seeds.txt
 #include "schedule.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -33,6 +35,9 @@ void print_failure(const schedule_result& r) {
     for (const auto& v : r.violations) {
         std::printf("  %s\n", v.c_str());
     }
+    for (const auto& n : r.notes) {
+        std::printf("  note: %s\n", n.c_str());
+    }
     std::printf("replay: REDLOCK_SIM_SEED=%llu redlock_simulation\n",
                 static_cast<unsigned long long>(r.seed));
     if (traced.violations != r.violations) {
@@ -47,6 +52,35 @@ void print_failure(const schedule_result& r) {
     for (std::size_t i = from; i < t.size(); ++i) {
         std::printf("  %s\n", t[i].c_str());
     }
+}
+
+/// Which known defect each violation looks like, for the summary.
+std::vector<std::string> diagnose(const schedule_result& r) {
+    std::vector<std::string> out;
+    bool cleanup_pattern = false;
+    for (const auto& n : r.notes) {
+        cleanup_pattern |= n.starts_with("defect 1 pattern");
+    }
+    for (const auto& v : r.violations) {
+        std::string label;
+        if (v.starts_with("(a)")) {
+            label = cleanup_pattern ? "double grant: acquire cleanup resent as EVAL deleted a later "
+                                      "attempt's key (defect 1)"
+                                    : "double grant: unclassified";
+        } else if (v.starts_with("(d)")) {
+            label = "loss signalled after valid_until (defect 2: no deadline during a renewal)";
+        } else if (v.starts_with("(c)")) {
+            label = "with_lock success outside validity (defect 2: late renewal adopted)";
+        } else if (v.starts_with("(g)")) {
+            label = "extend resent (EVAL after NOSCRIPT) after the release was sent";
+        } else {
+            label = v.substr(0, v.find(':'));
+        }
+        if (std::find(out.begin(), out.end(), label) == out.end()) {
+            out.push_back(label);
+        }
+    }
+    return out;
 }
 
 std::vector<std::uint64_t> regression_seeds() {
@@ -80,6 +114,9 @@ int main() {
         for (const auto& v : r.violations) {
             std::printf("  %s\n", v.c_str());
         }
+        for (const auto& d : diagnose(r)) {
+            std::printf("  diagnosis: %s\n", d.c_str());
+        }
         return r.violations.empty() ? 0 : 1;
     }
 
@@ -102,16 +139,20 @@ int main() {
     std::uint64_t grants = 0;
     std::uint64_t violations = 0;
     std::uint64_t failed = 0;
-    const std::uint64_t max_printed = env_number("REDLOCK_SIM_MAX_PRINTED", 3);
+    const std::uint64_t max_printed = env_number("REDLOCK_SIM_MAX_PRINTED", 1);
+    std::map<std::string, std::vector<std::uint64_t>> by_defect;
     auto one = [&](std::uint64_t seed) {
         const auto r = run_schedule(seed, false);
         ++schedules;
         grants += r.grants;
         if (!r.violations.empty()) {
             violations += r.violations.size();
+            for (const auto& d : diagnose(r)) {
+                by_defect[d].push_back(seed);
+            }
             if (failed++ < max_printed) {
                 print_failure(r);
-            } else {
+            } else if (failed <= 20) {
                 std::printf("FAILED seed %llu: %s\n", static_cast<unsigned long long>(seed),
                             r.violations.front().c_str());
             }
@@ -126,6 +167,13 @@ int main() {
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    for (const auto& [defect, found] : by_defect) {
+        std::printf("%zu schedules: %s; seeds", found.size(), defect.c_str());
+        for (std::size_t i = 0; i < found.size() && i < 8; ++i) {
+            std::printf(" %llu", static_cast<unsigned long long>(found[i]));
+        }
+        std::printf("\n");
+    }
     std::printf("%.0f schedules/s, %llu failing schedules\n",
                 seconds > 0 ? static_cast<double>(schedules) / seconds : 0.0,
                 static_cast<unsigned long long>(failed));

@@ -22,6 +22,7 @@ schedule::schedule(std::uint64_t seed, bool tracing)
     for (std::size_t n = 0; n < sc_.nodes.size(); ++n) {
         nodes_.push_back(
             std::make_unique<sim_node>(w_, static_cast<int>(n), sc_.node_clocks[n], sc_.nodes[n]));
+        nodes_.back()->on_note = [this](const std::string& what) { h_.note(what); };
     }
     const int clients = static_cast<int>(sc_.ops.size());
     w_.add_clients(clients);
@@ -214,6 +215,7 @@ schedule_result schedule::run() {
     h_.check_end();
     result.grants = h_.grants();
     result.violations = h_.violations();
+    result.notes = h_.notes();
     result.trace = std::move(w_.trace_lines());
     return result;
 }

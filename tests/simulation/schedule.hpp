@@ -25,6 +25,7 @@ struct schedule_result {
     std::string summary;
     std::uint64_t grants = 0;
     std::vector<std::string> violations;
+    std::vector<std::string> notes;
     std::vector<std::string> trace;
 };
 

@@ -104,11 +104,12 @@ bool sim_node::set_nx_px(const std::string& key, const std::string& value, std::
     if (nx && find(key)) {
         return false;
     }
-    data_[key] = entry{value, ttl_ms >= 0 ? local_now() + ttl_ms * ms : -1};
+    data_[key] = entry{value, ttl_ms >= 0 ? local_now() + ttl_ms * ms : -1, commands_};
     return true;
 }
 
 std::string sim_node::execute(const std::vector<std::string>& args, const std::string& who) {
+    ++commands_;
     if (args.empty()) {
         return error("ERR empty command");
     }
@@ -231,6 +232,9 @@ std::string sim_node::run(const std::vector<std::string>& args, std::size_t from
         const detail::script* s = nullptr;
         if (name == "EVALSHA") {
             if (!scripts_.count(arg(1))) {
+                if (arg(1) == detail::release_script.sha1 && n >= 5) {
+                    release_noscript_[arg(4)] = commands_;
+                }
                 return error("NOSCRIPT No matching script. Please use EVAL.");
             }
             s = script_by_sha(arg(1));
@@ -248,14 +252,14 @@ std::string sim_node::run(const std::vector<std::string>& args, std::size_t from
             return error("ERR Number of keys can't be greater than number of args");
         }
         return run_script(s->sha1, std::vector<std::string>(args.begin() + static_cast<long>(from) + 2, args.end()),
-                          depth);
+                          depth, name == "EVAL");
     }
     return error("ERR unknown command or wrong arguments '" + args[from] + "'");
 }
 
 /// `a` = numkeys, KEYS..., ARGV...
 std::string sim_node::run_script(std::string_view sha, const std::vector<std::string>& a,
-                                 int depth) {
+                                 int depth, bool via_eval) {
     long long numkeys = 0;
     parse_int(a[0], numkeys);
     const auto nk = static_cast<std::size_t>(numkeys);
@@ -272,6 +276,13 @@ std::string sim_node::run_script(std::string_view sha, const std::vector<std::st
             return bad();
         }
         if (get(keys[0]) == argv[0]) {
+            const auto refused = release_noscript_.find(argv[0]);
+            if (via_eval && on_note && refused != release_noscript_.end() &&
+                data_[keys[0]].written > refused->second) {
+                on_note("defect 1 pattern on " + name() + ": a compare-and-delete refused with "
+                        "NOSCRIPT, resent as EVAL, deleted " + keys[0] + " written by a later "
+                        "command with the same token " + argv[0].substr(0, 8));
+            }
             data_.erase(keys[0]);
             return integer(1);
         }
@@ -317,7 +328,7 @@ std::string sim_node::run_script(std::string_view sha, const std::vector<std::st
         }
         const auto current = get(keys[1]).value_or("0");
         if (decimal_less(current, argv[1])) {
-            data_[keys[1]] = entry{argv[1], -1};
+            data_[keys[1]] = entry{argv[1], -1, commands_};
             return integer(1);
         }
         return integer(0);
@@ -336,7 +347,7 @@ std::string sim_node::run_script(std::string_view sha, const std::vector<std::st
             return error("FENCED " + token + " < " + highest);
         }
         if (token != highest) {
-            data_[keys[0]] = entry{token, -1};
+            data_[keys[0]] = entry{token, -1, commands_};
         }
         return run(std::vector<std::string>(argv.begin() + 1, argv.end()), 0, depth + 1);
     }

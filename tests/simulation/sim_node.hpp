@@ -54,6 +54,9 @@ public:
     /// Called on crash: every connection to the node breaks.
     std::map<std::uint64_t, std::function<void()>> on_crash;
 
+    /// Diagnoses for the report: patterns of known defects seen on the node.
+    std::function<void(const std::string&)> on_note;
+
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
     std::vector<std::string> live_lock_keys() const;
 
@@ -62,13 +65,15 @@ private:
     struct entry {
         std::string value;
         std::int64_t expire_at = -1; // node-local ns, -1 = none
+        std::uint64_t written = 0;   // command number that wrote it
     };
     std::int64_t local_now() const { return clock_.local(world_.now()); }
     entry* find(const std::string& key);
     bool set_nx_px(const std::string& key, const std::string& value, std::int64_t ttl_ms, bool nx);
 
     reply run(const std::vector<std::string>& args, std::size_t from, int depth);
-    reply run_script(std::string_view sha, const std::vector<std::string>& args, int depth);
+    reply run_script(std::string_view sha, const std::vector<std::string>& args, int depth,
+                     bool via_eval);
 
     world& world_;
     int id_;
@@ -81,6 +86,9 @@ private:
     real_ns busy_until_ = 0;
     std::unordered_map<std::string, entry> data_;
     std::unordered_set<std::string> scripts_;
+    std::uint64_t commands_ = 0;
+    /// Per token: the command number of a release (compare-and-delete) refused with NOSCRIPT.
+    std::unordered_map<std::string, std::uint64_t> release_noscript_;
 };
 
 } // namespace redlock::sim
