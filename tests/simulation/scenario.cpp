@@ -47,10 +47,10 @@ lock_options make_lock(world& w, profile p) {
     o.fencing = w.chance(0.3);
     if (p == profile::noscript_cleanup) {
         o.ttl = milliseconds(pick<int>(w, {150, 300}));
-        o.node_timeout = milliseconds(pick<int>(w, {20, 30, 40}));
-        o.retry.max_attempts = static_cast<unsigned>(w.uniform(3, 6));
-        o.retry.backoff_initial = milliseconds(1);
-        o.retry.backoff_max = milliseconds(5);
+        o.node_timeout = milliseconds(pick<int>(w, {30, 40, 50}));
+        o.retry.max_attempts = static_cast<unsigned>(w.uniform(3, 8));
+        o.retry.backoff_initial = milliseconds(pick<int>(w, {1, 3, 8}));
+        o.retry.backoff_max = milliseconds(20);
         o.fencing = w.chance(0.2);
     } else if (p == profile::renewal_deadline) {
         o.ttl = milliseconds(pick<int>(w, {80, 150}));
@@ -71,7 +71,8 @@ op_plan make_op(world& w, profile p, int keys) {
     if (p == profile::noscript_cleanup) {
         op.what = op_plan::kind::plain;
         op.gap = w.uniform(0, 5 * ms);
-        op.hold = w.uniform(1 * ms, 20 * ms);
+        // Long enough that a contender retrying meanwhile can win the deleted node.
+        op.hold = w.uniform(5 * ms, 100 * ms);
     } else if (p == profile::renewal_deadline) {
         op.what = w.chance(0.5) ? op_plan::kind::with_lock : op_plan::kind::watchdog;
     }
@@ -105,16 +106,20 @@ op_plan make_op(world& w, profile p, int keys) {
 
 } // namespace
 
-scenario make_scenario(world& w) {
+scenario make_scenario(world& w, int forced_profile) {
     scenario s;
     const auto roll = w.uniform(0, 99);
     s.prof = roll < 15 ? profile::calm
              : roll < 60 ? profile::chaos
              : roll < 80 ? profile::noscript_cleanup
                          : profile::renewal_deadline;
+    if (forced_profile >= 0) {
+        s.prof = static_cast<profile>(forced_profile);
+    }
     const bool chaos = s.prof == profile::chaos;
     const int nodes = s.prof == profile::noscript_cleanup ? 3 : (w.chance(0.6) ? 3 : 5);
-    const int clients = s.prof == profile::noscript_cleanup ? 3 : static_cast<int>(w.uniform(2, 5));
+    const int clients =
+        static_cast<int>(s.prof == profile::noscript_cleanup ? w.uniform(3, 4) : w.uniform(2, 5));
     const int keys = s.prof == profile::noscript_cleanup ? 1 : static_cast<int>(w.uniform(1, 2));
 
     s.net.latency_min = 20 * us;
@@ -136,11 +141,15 @@ scenario make_scenario(world& w) {
         }
         s.nodes.push_back(f);
     }
+    int flaky = -1;
     if (s.prof == profile::noscript_cleanup) {
-        auto& x = s.nodes[static_cast<std::size_t>(w.uniform(0, nodes - 1))];
-        x.error_rate = w.uniform_real(0.2, 0.5);
-        x.slow_rate = w.uniform_real(0.1, 0.4);
-        x.slow_max = 15 * ms;
+        flaky = static_cast<int>(w.uniform(0, nodes - 1));
+        auto& x = s.nodes[static_cast<std::size_t>(flaky)];
+        x.error_rate = w.uniform_real(0.1, 0.3);
+        // Stalls (a long script, a big DEL) that queue a cleanup and the next attempt's SET
+        // behind them, yet end within a node_timeout.
+        x.slow_rate = w.uniform_real(0.1, 0.3);
+        x.slow_max = 25 * ms;
     }
 
     real_ns horizon = 0;
@@ -182,10 +191,20 @@ scenario make_scenario(world& w) {
         add(fault::kind::crash, static_cast<int>(w.uniform(0, 1)), 100 * ms);
         add(fault::kind::flush, static_cast<int>(w.uniform(0, 2)), 1);
         break;
-    case profile::noscript_cleanup:
-        add(fault::kind::flush, static_cast<int>(w.uniform(1, 4)), 1);
+    case profile::noscript_cleanup: {
+        // The flaky node's script cache is flushed every few milliseconds, so that a
+        // cleanup sent there usually meets an empty cache.
+        const real_ns every = w.uniform(2 * ms, 15 * ms);
+        for (real_ns t = w.uniform(0, every); t < horizon; t += every) {
+            fault f;
+            f.what = fault::kind::flush;
+            f.at = t;
+            f.node = flaky;
+            s.faults.push_back(f);
+        }
         add(fault::kind::pause, static_cast<int>(w.uniform(0, 1)), ttl_ns);
         break;
+    }
     case profile::renewal_deadline:
         add(fault::kind::pause, static_cast<int>(w.uniform(0, 1)), ttl_ns);
         add(fault::kind::flush, static_cast<int>(w.uniform(0, 1)), 1);

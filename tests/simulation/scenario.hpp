@@ -64,7 +64,9 @@ struct scenario {
     std::chrono::milliseconds max_ttl{0};
 };
 
-scenario make_scenario(world& w);
+/// `forced_profile` >= 0 overrides the profile the seed would pick (for exploring one mix;
+/// REDLOCK_SIM_PROFILE).
+scenario make_scenario(world& w, int forced_profile = -1);
 std::string describe(const scenario& s);
 
 } // namespace redlock::sim

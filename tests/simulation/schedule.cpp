@@ -9,16 +9,38 @@
 #include <boost/asio/co_spawn.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 
 namespace redlock::sim {
 
 namespace asio = boost::asio;
 
+namespace {
+
+int forced_profile() {
+    static const int forced = [] {
+        const char* text = std::getenv("REDLOCK_SIM_PROFILE");
+        if (!text || !*text) {
+            return -1;
+        }
+        for (int p = 0; p <= static_cast<int>(profile::renewal_deadline); ++p) {
+            if (std::string_view(text) == name(static_cast<profile>(p))) {
+                return p;
+            }
+        }
+        return -1;
+    }();
+    return forced;
+}
+
+} // namespace
+
 schedule::schedule(std::uint64_t seed, bool tracing)
     : seed_(seed)
     , w_(seed, tracing)
     , h_(w_)
-    , sc_(make_scenario(w_)) {
+    , sc_(make_scenario(w_, forced_profile())) {
     for (std::size_t n = 0; n < sc_.nodes.size(); ++n) {
         nodes_.push_back(
             std::make_unique<sim_node>(w_, static_cast<int>(n), sc_.node_clocks[n], sc_.nodes[n]));
