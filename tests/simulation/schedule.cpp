@@ -88,6 +88,12 @@ void schedule::make_client(int c) {
     env.jitter_seed = w_.rng()();
 
     client_config config = sc_.config;
+    if (w_.tracing()) {
+        // The library's own log lines join the trace (only when tracing: they cost).
+        config.log = [this, c](log_level, std::string_view message) {
+            SIM_TRACE(w_, who(c), "log: " + std::string(message));
+        };
+    }
     std::vector<node_address> addresses;
     for (std::size_t n = 0; n < nodes_.size(); ++n) {
         node_address a;
