@@ -89,9 +89,15 @@ void history::with_lock_success(int id, real_ns work_start) {
         }
     }
     if (covered < work_end) {
+        std::string paused;
+        for (const auto& p : pauses_[static_cast<std::size_t>(h.client)]) {
+            if (p.from <= covered && covered < p.to) {
+                paused = "; the holder was paused from " + fmt_time(p.from) + " to " + fmt_time(p.to);
+            }
+        }
         violation("(c) with_lock success outside validity",
                   describe(id) + ": work ran " + fmt_time(work_start) + " .. " + fmt_time(work_end) +
-                      " but validity covered it only until " + fmt_time(covered));
+                      " but validity covered it only until " + fmt_time(covered) + paused);
     }
 }
 

@@ -69,6 +69,9 @@ std::vector<std::string> diagnose(const schedule_result& r) {
                                     : "double grant: unclassified";
         } else if (v.starts_with("(d)")) {
             label = "loss signalled after valid_until (defect 2: no deadline during a renewal)";
+        } else if (v.starts_with("(c)") && v.find("was paused") != std::string::npos) {
+            label = "with_lock success although the holder was paused across valid_until (the "
+                    "work's wake-up ran before the renewal deadline's)";
         } else if (v.starts_with("(c)")) {
             label = "with_lock success outside validity (defect 2: late renewal adopted)";
         } else if (v.starts_with("(g)")) {
