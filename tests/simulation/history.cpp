@@ -76,28 +76,67 @@ std::vector<history::window> history::protected_time(const holder& h) const {
     return merged;
 }
 
+real_ns history::covered_from(const holder& h, real_ns from) const {
+    holder uncut = h;
+    uncut.end = INT64_MAX;
+    real_ns covered = from;
+    for (const auto& w : protected_time(uncut)) {
+        bool bridged = false;
+        for (const auto& p : pauses_[static_cast<std::size_t>(h.client)]) {
+            // A gap that the holder slept through, closed by a renewal it took in at the
+            // instant it resumed (validity counts from the renewal's start): nothing of the
+            // holder ran unprotected.
+            bridged |= p.from <= covered && covered < p.to && w.from == p.to;
+        }
+        if ((w.from <= covered || bridged) && w.to > covered) {
+            covered = w.to;
+        }
+    }
+    return covered;
+}
+
+std::string history::paused_at(int client, real_ns t) const {
+    for (const auto& p : pauses_[static_cast<std::size_t>(client)]) {
+        if (p.from <= t && t < p.to) {
+            return "; the holder was paused from " + fmt_time(p.from) + " to " + fmt_time(p.to);
+        }
+    }
+    return {};
+}
+
+void history::watch_ended(int id, bool lost) {
+    const auto& h = holders_[static_cast<std::size_t>(id)];
+    if (lost) {
+        return;
+    }
+    const real_ns until = std::min(world_.now(), h.end);
+    const real_ns covered = covered_from(h, h.windows.front().from);
+    for (const auto& p : pauses_[static_cast<std::size_t>(h.client)]) {
+        if (p.from <= covered && covered < p.to && until == p.to) {
+            // Paused across valid_until, and the holder stopped relying at the very instant
+            // it resumed, on a wake-up due before the deadline: no work of it ran unprotected.
+            // (with_lock is held to more: its work's last step did run, see (c).)
+            return;
+        }
+    }
+    if (covered < until) {
+        violation("(d) loss never signalled",
+                  describe(id) + ": validity ran out at " + fmt_time(covered) +
+                      " while its watchdog ran (relied on until " + fmt_time(until) +
+                      "), no loss signal" + paused_at(h.client, covered));
+    }
+}
+
 void history::with_lock_success(int id, real_ns work_start) {
     auto& h = holders_[static_cast<std::size_t>(id)];
     const real_ns work_end = std::min(world_.now(), h.end);
     // Windows only, uncut: the work must lie inside the validity it was given.
-    holder uncut = h;
-    uncut.end = INT64_MAX;
-    real_ns covered = work_start;
-    for (const auto& w : protected_time(uncut)) {
-        if (w.from <= covered && w.to > covered) {
-            covered = w.to;
-        }
-    }
+    const real_ns covered = covered_from(h, work_start);
     if (covered < work_end) {
-        std::string paused;
-        for (const auto& p : pauses_[static_cast<std::size_t>(h.client)]) {
-            if (p.from <= covered && covered < p.to) {
-                paused = "; the holder was paused from " + fmt_time(p.from) + " to " + fmt_time(p.to);
-            }
-        }
         violation("(c) with_lock success outside validity",
                   describe(id) + ": work ran " + fmt_time(work_start) + " .. " + fmt_time(work_end) +
-                      " but validity covered it only until " + fmt_time(covered) + paused);
+                      " but validity covered it only until " + fmt_time(covered) +
+                      paused_at(h.client, covered));
     }
 }
 

@@ -17,7 +17,8 @@ namespace redlock::sim {
 /// (b) fencing tokens strictly increase in grant order per key;
 /// (c) with_lock never reports success for work that ran outside the holder's validity;
 /// (d) the loss signal never fires after valid_until on the holder's clock, except at the
-///     instant a holder paused across it resumes;
+///     instant a holder paused across it resumes, and does fire when the validity ran out
+///     while the watchdog ran and the holder relied on the lock;
 /// (e) after quiescence plus the largest TTL no lock key remains (checked by the runner);
 /// (f) every completion handler runs exactly once;
 /// (g) nothing extends or re-creates a lock after its holder sent the release.
@@ -44,6 +45,9 @@ public:
     void end(int holder);
     /// The loss signal fired now; `valid_until_local` as the watchdog knew it.
     void loss(int holder, std::int64_t valid_until_local);
+    /// The holder stops watching its watchdog now: if the validity ran out while the watchdog
+    /// ran (before the holder stopped relying on the lock), the loss must have been signalled.
+    void watch_ended(int holder, bool lost);
     /// with_lock returned success for work that ran from work_start to now.
     void with_lock_success(int holder, real_ns work_start);
     void release_intent(const std::string& token) { releasing_.insert(token); }
@@ -93,6 +97,10 @@ private:
     /// The holder's protected time: its windows, merged, cut at its end.
     std::vector<window> protected_time(const holder& h) const;
     std::string describe(int id) const;
+    /// The end of the holder's uninterrupted validity from its grant on (windows uncut).
+    real_ns covered_from(const holder& h, real_ns from) const;
+    /// "; the holder was paused from .. to .." when it was paused at `t`.
+    std::string paused_at(int client, real_ns t) const;
 
     world& world_;
     std::vector<drift_clock> clocks_;

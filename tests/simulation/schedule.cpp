@@ -168,6 +168,7 @@ std::list<schedule::watch>::iterator schedule::add_watch(const watchdog& dog, in
 
 void schedule::remove_watch(std::list<watch>::iterator it) {
     poll(*it);
+    h_.watch_ended(it->holder, it->lost);
     watches_.erase(it);
 }
 
