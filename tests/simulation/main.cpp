@@ -47,6 +47,11 @@ void print_failure(const schedule_result& r) {
     const auto& t = traced.trace;
     const std::size_t from = t.size() > shown ? t.size() - shown : 0;
     if (from > 0) {
+        for (std::size_t i = 0; i < from && i < 32; ++i) {
+            if (t[i].find("  plan  ") != std::string::npos || t[i].find("  sim  ") != std::string::npos) {
+                std::printf("  %s\n", t[i].c_str());
+            }
+        }
         std::printf("  ... %zu earlier trace lines (full: REDLOCK_SIM_SEED)\n", from);
     }
     for (std::size_t i = from; i < t.size(); ++i) {

@@ -1,5 +1,7 @@
 #include "scenario.hpp"
 
+#include <cstdio>
+
 namespace redlock::sim {
 
 const char* name(profile p) {
@@ -223,6 +225,57 @@ std::string describe(const scenario& s) {
                       std::to_string(s.nodes.size()) + " nodes, " +
                       std::to_string(s.ops.size()) + " clients, " +
                       std::to_string(s.faults.size()) + " faults";
+    return out;
+}
+
+namespace {
+
+std::string ms_text(real_ns t) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(t) / 1e6);
+    return buf;
+}
+
+} // namespace
+
+std::vector<std::string> describe_plan(const scenario& s) {
+    std::vector<std::string> out;
+    char buf[200];
+    for (std::size_t n = 0; n < s.nodes.size(); ++n) {
+        const auto& f = s.nodes[n];
+        std::snprintf(buf, sizeof buf,
+                      "node%zu: clock rate %.5f, error replies %.3f, stalls %.3f up to %s", n,
+                      s.node_clocks[n].rate, f.error_rate, f.slow_rate, ms_text(f.slow_max).c_str());
+        out.push_back(buf);
+    }
+    std::snprintf(buf, sizeof buf,
+                  "network: latency %s + exp(%s), tail %.3f up to %s, lost replies %.3f",
+                  ms_text(s.net.latency_min).c_str(), ms_text(s.net.latency_mean).c_str(),
+                  s.net.tail_rate, ms_text(s.net.tail_max).c_str(), s.net.lost_reply_rate);
+    out.push_back(buf);
+    static const char* const kinds[] = {"plain", "watchdog", "with_lock"};
+    for (std::size_t c = 0; c < s.ops.size(); ++c) {
+        std::snprintf(buf, sizeof buf, "c%zu: clock rate %.5f", c, s.client_clocks[c].rate);
+        std::string line = buf;
+        for (const auto& op : s.ops[c]) {
+            line += std::string("; ") + kinds[static_cast<int>(op.what)] + " " + op.key +
+                    " ttl " + std::to_string(op.lock.ttl.count()) + " hold " + ms_text(op.hold);
+        }
+        out.push_back(line);
+    }
+    static const char* const faults[] = {"pause", "partition", "cut", "crash", "flush"};
+    std::string line = "faults:";
+    for (const auto& f : s.faults) {
+        line += std::string(" ") + faults[static_cast<int>(f.what)] + "@" + ms_text(f.at);
+        if (f.what == fault::kind::pause) {
+            line += "(c" + std::to_string(f.client) + ")";
+        } else if (f.what == fault::kind::partition || f.what == fault::kind::cut) {
+            line += "(c" + std::to_string(f.client) + "-n" + std::to_string(f.node) + ")";
+        } else {
+            line += "(n" + std::to_string(f.node) + ")";
+        }
+    }
+    out.push_back(line);
     return out;
 }
 

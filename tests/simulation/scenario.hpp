@@ -68,6 +68,8 @@ struct scenario {
 /// REDLOCK_SIM_PROFILE).
 scenario make_scenario(world& w, int forced_profile = -1);
 std::string describe(const scenario& s);
+/// The plan in a few lines, for the top of a trace.
+std::vector<std::string> describe_plan(const scenario& s);
 
 } // namespace redlock::sim
 

@@ -194,6 +194,11 @@ schedule_result schedule::run() {
     result.seed = seed_;
     result.summary = describe(sc_);
     SIM_TRACE(w_, "sim", "seed " + std::to_string(seed_) + ": " + result.summary);
+    if (w_.tracing()) {
+        for (const auto& line : describe_plan(sc_)) {
+            w_.trace("plan", line);
+        }
+    }
     for (std::size_t c = 0; c < clients_.size(); ++c) {
         asio::co_spawn(w_.io(), client_task(static_cast<int>(c)),
                        [this, c](std::exception_ptr e) {
