@@ -21,7 +21,8 @@ namespace redlock::sim {
 ///     while the watchdog ran and the holder relied on the lock;
 /// (e) after quiescence plus the largest TTL no lock key remains (checked by the runner);
 /// (f) every completion handler runs exactly once;
-/// (g) nothing extends or re-creates a lock after its holder sent the release.
+/// (g) nothing extends or re-creates a lock after its holder sent the release;
+/// (h) with_lock never throws for work that does not throw (the workload's never does).
 class history {
 public:
     explicit history(world& w)

@@ -84,6 +84,9 @@ std::vector<std::string> diagnose(const schedule_result& r) {
                     "work's wake-up ran before the renewal deadline's)";
         } else if (v.starts_with("(c)")) {
             label = "with_lock success outside validity (defect 2: late renewal adopted)";
+        } else if (v.starts_with("(h)") && v.find("Operation canceled") != std::string::npos) {
+            label = "with_lock cancelled by its caller during the work throws operation_aborted "
+                    "(from its next co_await) and skips the release";
         } else if (v.starts_with("(g)")) {
             label = "extend resent (EVAL after NOSCRIPT) after the release was sent";
         } else {

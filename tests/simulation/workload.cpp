@@ -17,6 +17,8 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -236,8 +238,9 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
     real_ns work_start = 0;
     const auto call = h_.issue();
     SIM_TRACE(w_, who(c), "with_lock " + options_text(op) + ", work " + ms_text(op.hold) +
-                              (op.cancellable_work ? "" : " (ignores cancellation)"));
-    auto out = co_await with_lock(
+                              (op.cancellable_work ? "" : " (ignores cancellation)") +
+                              (op.cancel_after >= 0 ? ", cancelled after " + ms_text(op.cancel_after) : ""));
+    auto body = with_lock(
         cl, op.key, op.lock, op.renewal,
         [this, c, &op, &hid, &work_start](const watchdog& dog) -> asio::awaitable<int> {
             const auto current = dog.current();
@@ -252,7 +255,32 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
             SIM_TRACE(w_, who(c), "work of h" + std::to_string(hid) + " ends");
             co_return 1;
         });
+    // Cancelling with_lock itself (terminal, through the slot of the coroutine awaiting it)
+    // reaches whatever it awaits then: the acquire, the stop, the release.
+    auto sig = std::make_shared<asio::cancellation_signal>();
+    if (op.cancel_after >= 0) {
+        w_.after(op.cancel_after, c, [this, sig, c] {
+            SIM_TRACE(w_, who(c), "cancels its with_lock");
+            sig->emit(asio::cancellation_type::terminal);
+        });
+    }
+    auto [failure, out] = co_await asio::co_spawn(
+        co_await asio::this_coro::executor, std::move(body),
+        asio::bind_cancellation_slot(sig->slot(), as_tuple));
     h_.completed(call, "with_lock");
+    if (failure) {
+        std::string what = "unknown exception";
+        try {
+            std::rethrow_exception(failure);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        SIM_TRACE(w_, who(c), "with_lock threw: " + what);
+        h_.violation("(h) with_lock threw", who(c) + " h" + std::to_string(hid) + ": " + what +
+                                                (hid >= 0 ? " (after the grant)" : ""));
+        co_return;
+    }
     SIM_TRACE(w_, who(c), "with_lock -> " + (out.error ? out.error.message() + ": " + out.message : "ok"));
     if (!out.error && hid >= 0) {
         h_.with_lock_success(hid, work_start);
