@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Long soak of the deterministic simulation: N schedules (default 5,000,000) from a random
-# first seed, in chunks run one after the other so that progress shows; stops at the first
-# chunk with a violation and prints how to replay its seeds.
+# first seed, in chunks run one after the other so that progress shows. Each chunk ends with
+# its per-defect summary (seeds included); the script goes on through every chunk and exits
+# non-zero if any chunk found a violation (SIM_STOP_ON_FAILURE=1 stops at the first one).
 #   scripts/soak-simulation.sh [N] [first-seed]
 # Environment: SIM_BUILD_DIR (default build), SIM_CHUNK (default 200000), SIM_JOBS (build -j,
-# default 2). REDLOCK_SIM_PROFILE=<calm|chaos|noscript_cleanup|renewal_deadline> soaks one mix.
+# default 2), REDLOCK_SIM_MAX_PRINTED (failures printed with a trace per chunk, default 0).
+# REDLOCK_SIM_PROFILE=<calm|chaos|noscript_cleanup|renewal_deadline> soaks one mix.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 total=${1:-5000000}
@@ -19,18 +21,26 @@ cmake --build "$build" -j"${SIM_JOBS:-2}" --target redlock_simulation
 binary=$build/tests/simulation/redlock_simulation
 done_count=0
 status=0
+failing=()
 while (( done_count < total )); do
   n=$(( total - done_count < chunk ? total - done_count : chunk ))
   seed=$(( first + done_count ))
   echo "== seeds $seed .. $(( seed + n - 1 ))"
   # The regression seeds run once, with the first chunk only.
   regression=$(( done_count == 0 ? 1 : 0 ))
-  if ! REDLOCK_SIM_SCHEDULES=$n REDLOCK_SIM_FIRST=$seed REDLOCK_SIM_REGRESSION=$regression "$binary"; then
+  if ! REDLOCK_SIM_SCHEDULES=$n REDLOCK_SIM_FIRST=$seed REDLOCK_SIM_REGRESSION=$regression \
+       REDLOCK_SIM_MAX_PRINTED=${REDLOCK_SIM_MAX_PRINTED:-0} "$binary"; then
     status=1
-    echo "soak-simulation.sh: violations in seeds $seed .. $(( seed + n - 1 )); replay one with REDLOCK_SIM_SEED=<seed> $binary" >&2
-    break
+    failing+=("$seed..$(( seed + n - 1 ))")
+    if [[ ${SIM_STOP_ON_FAILURE:-0} == 1 ]]; then
+      done_count=$(( done_count + n ))
+      break
+    fi
   fi
   done_count=$(( done_count + n ))
 done
 echo "soak-simulation.sh: $done_count schedules from seed $first, exit $status"
+if (( status != 0 )); then
+  echo "soak-simulation.sh: violations in seed ranges ${failing[*]}; replay one with REDLOCK_SIM_SEED=<seed> $binary" >&2
+fi
 exit $status
