@@ -104,6 +104,16 @@ std::string history::paused_at(int client, real_ns t) const {
     return {};
 }
 
+std::string history::adopted_between(const holder& h, real_ns from, real_ns to) const {
+    for (std::size_t i = 1; i < h.windows.size(); ++i) {
+        if (h.windows[i].from > from && h.windows[i].from <= to) {
+            return "; a renewal was adopted at " + fmt_time(h.windows[i].from) +
+                   ", after the validity had run out";
+        }
+    }
+    return {};
+}
+
 void history::watch_ended(int id, bool lost) {
     const auto& h = holders_[static_cast<std::size_t>(id)];
     if (lost) {
@@ -123,7 +133,8 @@ void history::watch_ended(int id, bool lost) {
         violation("(d) loss never signalled",
                   describe(id) + ": validity ran out at " + fmt_time(covered) +
                       " while its watchdog ran (relied on until " + fmt_time(until) +
-                      "), no loss signal" + paused_at(h.client, covered));
+                      "), no loss signal" + adopted_between(h, covered, until) +
+                      paused_at(h.client, covered));
     }
 }
 
@@ -136,7 +147,7 @@ void history::with_lock_success(int id, real_ns work_start) {
         violation("(c) with_lock success outside validity",
                   describe(id) + ": work ran " + fmt_time(work_start) + " .. " + fmt_time(work_end) +
                       " but validity covered it only until " + fmt_time(covered) +
-                      paused_at(h.client, covered));
+                      adopted_between(h, covered, work_end) + paused_at(h.client, covered));
     }
 }
 

@@ -102,6 +102,8 @@ private:
     real_ns covered_from(const holder& h, real_ns from) const;
     /// "; the holder was paused from .. to .." when it was paused at `t`.
     std::string paused_at(int client, real_ns t) const;
+    /// "; a renewal was adopted at .." when one was taken in between `from` and `to`.
+    std::string adopted_between(const holder& h, real_ns from, real_ns to) const;
 
     world& world_;
     std::vector<drift_clock> clocks_;

@@ -72,18 +72,25 @@ std::vector<std::string> diagnose(const schedule_result& r) {
             label = cleanup_pattern ? "double grant: acquire cleanup resent as EVAL deleted a later "
                                       "attempt's key (defect 1)"
                                     : "double grant: unclassified";
+        } else if (v.starts_with("(d) loss never") && v.find("adopted") != std::string::npos) {
+            label = "no loss signal although validity ran out (defect 2: late renewal adopted)";
         } else if (v.starts_with("(d) loss never") && v.find("was paused") != std::string::npos) {
             label = "no loss signal although the holder was paused across valid_until (the "
                     "holder's wake-up ran before the renewal deadline's)";
         } else if (v.starts_with("(d) loss never")) {
-            label = "no loss signal although validity ran out (defect 2: late renewal adopted)";
+            label = "no loss signal although validity ran out (defect 2: a renewal round still "
+                    "in flight at valid_until)";
         } else if (v.starts_with("(d)")) {
             label = "loss signalled after valid_until (defect 2: no deadline during a renewal)";
-        } else if (v.starts_with("(c)") && v.find("was paused") != std::string::npos) {
+        } else if (v.starts_with("(c)") && v.find("adopted") == std::string::npos &&
+                   v.find("was paused") != std::string::npos) {
             label = "with_lock success although the holder was paused across valid_until (the "
                     "work's wake-up ran before the renewal deadline's)";
-        } else if (v.starts_with("(c)")) {
+        } else if (v.starts_with("(c)") && v.find("adopted") != std::string::npos) {
             label = "with_lock success outside validity (defect 2: late renewal adopted)";
+        } else if (v.starts_with("(c)")) {
+            label = "with_lock success outside validity (defect 2: a renewal round still in "
+                    "flight at valid_until)";
         } else if (v.starts_with("(h)") && v.find("Operation canceled") != std::string::npos) {
             label = "with_lock cancelled by its caller during the work throws operation_aborted "
                     "(from its next co_await) and skips the release";
