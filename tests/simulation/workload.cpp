@@ -213,7 +213,9 @@ asio::awaitable<void> schedule::run_watchdog(int c, const op_plan& op) {
                              local(r.lock.valid_until()), false);
     lock current;
     {
-        watchdog dog(cl, r.lock, op.renewal);
+        // (f) for the loss handler too: at most once, and exactly once if lost() says so.
+        auto losses = std::make_shared<int>(0);
+        watchdog dog(cl, r.lock, op.renewal, [losses](std::error_code) { ++*losses; });
         auto it = add_watch(dog, hid);
         SIM_TRACE(w_, who(c), "watchdog on h" + std::to_string(hid) + " for " + ms_text(op.hold) +
                                   (op.renewal.recreate_missing ? " (recreate_missing)" : ""));
@@ -224,6 +226,11 @@ asio::awaitable<void> schedule::run_watchdog(int c, const op_plan& op) {
                                  [&dog](auto handler) { dog.async_stop(std::move(handler)); });
         current = dog.current();
         remove_watch(it);
+        if (*losses != (dog.lost() ? 1 : 0)) {
+            h_.violation("(f) loss handler", who(c) + " h" + std::to_string(hid) + ": called " +
+                                                 std::to_string(*losses) + " times, lost() " +
+                                                 (dog.lost() ? "true" : "false"));
+        }
     }
     h_.release_intent(current.token());
     SIM_TRACE(w_, who(c), "release h" + std::to_string(hid));
