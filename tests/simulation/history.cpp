@@ -1,0 +1,271 @@
+#include "history.hpp"
+
+#include "transport/scripts.hpp"
+
+#include <algorithm>
+
+namespace redlock::sim {
+
+int history::grant(int client, const std::string& key, const std::string& token,
+                   std::uint64_t fence, std::int64_t valid_until_local, bool with_lock) {
+    holder h{client, key, token, fence, {}, INT64_MAX, with_lock};
+    h.windows.push_back({world_.now(), real_at(client, valid_until_local)});
+    holders_.push_back(std::move(h));
+    const int id = static_cast<int>(holders_.size()) - 1;
+    SIM_TRACE(world_, "c" + std::to_string(client),
+              "GRANT " + key + " holder h" + std::to_string(id) + " token " + token.substr(0, 8) +
+                  (fence ? " fence " + std::to_string(fence) : "") + " valid until real " +
+                  fmt_time(holders_.back().windows.back().to));
+    return id;
+}
+
+void history::renew(int id, std::int64_t valid_until_local) {
+    auto& h = holders_[static_cast<std::size_t>(id)];
+    h.windows.push_back({world_.now(), real_at(h.client, valid_until_local)});
+    SIM_TRACE(world_, "c" + std::to_string(h.client),
+              "RENEWED h" + std::to_string(id) + " valid until real " + fmt_time(h.windows.back().to));
+}
+
+void history::end(int id) {
+    auto& h = holders_[static_cast<std::size_t>(id)];
+    if (world_.now() < h.end) {
+        h.end = world_.now();
+        SIM_TRACE(world_, "c" + std::to_string(h.client), "h" + std::to_string(id) + " stops relying on the lock");
+    }
+}
+
+void history::loss(int id, std::int64_t valid_until_local) {
+    auto& h = holders_[static_cast<std::size_t>(id)];
+    const real_ns deadline = real_at(h.client, valid_until_local);
+    const real_ns now = world_.now();
+    SIM_TRACE(world_, "c" + std::to_string(h.client),
+              "LOSS signalled for h" + std::to_string(id) + " (valid until real " + fmt_time(deadline) + ")");
+    if (now > deadline) {
+        bool excused = false;
+        for (const auto& p : pauses_[static_cast<std::size_t>(h.client)]) {
+            if (p.from <= deadline && deadline < p.to && now == p.to) {
+                excused = true;
+            }
+        }
+        if (!excused) {
+            violation("(d) late loss signal",
+                      describe(id) + ": valid_until reached at " + fmt_time(deadline) +
+                          " on the holder's clock, loss signalled at " + fmt_time(now));
+        }
+    }
+    end(id);
+}
+
+std::vector<history::window> history::protected_time(const holder& h) const {
+    std::vector<window> ws;
+    for (auto w : h.windows) {
+        w.to = std::min(w.to, h.end);
+        if (w.from < w.to) {
+            ws.push_back(w);
+        }
+    }
+    std::sort(ws.begin(), ws.end(), [](auto& a, auto& b) { return a.from < b.from; });
+    std::vector<window> merged;
+    for (const auto& w : ws) {
+        if (!merged.empty() && w.from <= merged.back().to) {
+            merged.back().to = std::max(merged.back().to, w.to);
+        } else {
+            merged.push_back(w);
+        }
+    }
+    return merged;
+}
+
+real_ns history::covered_from(const holder& h, real_ns from) const {
+    holder uncut = h;
+    uncut.end = INT64_MAX;
+    real_ns covered = from;
+    for (const auto& w : protected_time(uncut)) {
+        bool bridged = false;
+        for (const auto& p : pauses_[static_cast<std::size_t>(h.client)]) {
+            // A gap that the holder slept through, closed by a renewal it took in at the
+            // instant it resumed (validity counts from the renewal's start): nothing of the
+            // holder ran unprotected.
+            bridged |= p.from <= covered && covered < p.to && w.from == p.to;
+        }
+        if ((w.from <= covered || bridged) && w.to > covered) {
+            covered = w.to;
+        }
+    }
+    return covered;
+}
+
+std::string history::paused_at(int client, real_ns t) const {
+    for (const auto& p : pauses_[static_cast<std::size_t>(client)]) {
+        if (p.from <= t && t < p.to) {
+            return "; the holder was paused from " + fmt_time(p.from) + " to " + fmt_time(p.to);
+        }
+    }
+    return {};
+}
+
+std::string history::adopted_between(const holder& h, real_ns from, real_ns to) const {
+    for (std::size_t i = 1; i < h.windows.size(); ++i) {
+        if (h.windows[i].from > from && h.windows[i].from <= to) {
+            return "; a renewal was adopted at " + fmt_time(h.windows[i].from) +
+                   ", after the validity had run out";
+        }
+    }
+    return {};
+}
+
+void history::watch_ended(int id, bool lost) {
+    const auto& h = holders_[static_cast<std::size_t>(id)];
+    if (lost) {
+        return;
+    }
+    const real_ns until = std::min(world_.now(), h.end);
+    const real_ns covered = covered_from(h, h.windows.front().from);
+    for (const auto& p : pauses_[static_cast<std::size_t>(h.client)]) {
+        if (p.from <= covered && covered < p.to && until == p.to) {
+            // Paused across valid_until, and the holder stopped relying at the very instant
+            // it resumed, on a wake-up due before the deadline: no work of it ran unprotected.
+            // (with_lock is held to more: its work's last step did run, see (c).)
+            return;
+        }
+    }
+    if (covered < until) {
+        violation("(d) loss never signalled",
+                  describe(id) + ": validity ran out at " + fmt_time(covered) +
+                      " while its watchdog ran (relied on until " + fmt_time(until) +
+                      "), no loss signal" + adopted_between(h, covered, until) +
+                      paused_at(h.client, covered));
+    }
+}
+
+void history::with_lock_success(int id, real_ns work_start) {
+    auto& h = holders_[static_cast<std::size_t>(id)];
+    const real_ns work_end = std::min(world_.now(), h.end);
+    // Windows only, uncut: the work must lie inside the validity it was given.
+    const real_ns covered = covered_from(h, work_start);
+    if (covered < work_end) {
+        violation("(c) with_lock success outside validity",
+                  describe(id) + ": work ran " + fmt_time(work_start) + " .. " + fmt_time(work_end) +
+                      " but validity covered it only until " + fmt_time(covered) +
+                      adopted_between(h, covered, work_end) + paused_at(h.client, covered));
+    }
+}
+
+void history::on_send(int client, int node, const std::vector<std::string>& args) {
+    if (args.size() < 2) {
+        return;
+    }
+    const std::string& verb = args[0];
+    const bool eval = verb == "EVAL" || verb == "EVALSHA";
+    auto is = [&](const detail::script& s) {
+        return eval && (args[1] == s.sha1 || args[1] == s.text);
+    };
+    std::string token;
+    bool creates = false;
+    if (verb == "SET" && args.size() >= 3) {
+        token = args[2];
+        creates = true;
+    } else if (eval && args.size() >= 5 && args[2] == "1") {
+        token = args[4];
+        if (is(detail::release_script)) {
+            if (releasing_.count(token)) {
+                released_.insert(token);
+            }
+        } else if (is(detail::extend_script)) {
+            creates = true;
+        }
+    } else if (eval && args.size() >= 6 && args[2] == "2") {
+        token = args[5];
+        creates = is(detail::fence_acquire_script);
+    }
+    if (creates && released_.count(token)) {
+        violation("(g) command after release",
+                  "client c" + std::to_string(client) + " sent " + verb + " " +
+                      (is(detail::extend_script) ? "extend" : "") + " for token " +
+                      token.substr(0, 8) + " to node" + std::to_string(node) +
+                      " after it had sent the release");
+    }
+}
+
+void history::completed(std::uint64_t call, const char* what) {
+    if (++calls_[call] > 1) {
+        violation("(f) handler ran twice", std::string(what) + " call #" + std::to_string(call));
+    }
+}
+
+void history::violation(const std::string& invariant, const std::string& what) {
+    violations_.push_back(invariant + ": " + what);
+    SIM_TRACE(world_, "CHECK", "VIOLATION " + invariant + ": " + what);
+}
+
+void history::note(const std::string& what) {
+    if (std::find(notes_.begin(), notes_.end(), what) == notes_.end()) {
+        notes_.push_back(what);
+    }
+    SIM_TRACE(world_, "NOTE", what);
+}
+
+std::string history::describe(int id) const {
+    const auto& h = holders_[static_cast<std::size_t>(id)];
+    return "h" + std::to_string(id) + " (c" + std::to_string(h.client) + " " + h.key + " token " +
+           h.token.substr(0, 8) + (h.fence ? " fence " + std::to_string(h.fence) : "") + ")";
+}
+
+void history::check_end() {
+    for (std::size_t i = 0; i < calls_.size(); ++i) {
+        if (calls_[i] == 0) {
+            violation("(f) handler never ran", "call #" + std::to_string(i));
+        }
+    }
+    std::map<std::string, std::vector<int>> by_key;
+    for (std::size_t i = 0; i < holders_.size(); ++i) {
+        by_key[holders_[i].key].push_back(static_cast<int>(i));
+    }
+    for (const auto& [key, ids] : by_key) {
+        std::vector<std::pair<int, std::vector<window>>> times;
+        for (int id : ids) {
+            times.emplace_back(id, protected_time(holders_[static_cast<std::size_t>(id)]));
+        }
+        // (a)
+        for (std::size_t i = 0; i < times.size(); ++i) {
+            for (std::size_t j = i + 1; j < times.size(); ++j) {
+                const auto& a = holders_[static_cast<std::size_t>(times[i].first)];
+                const auto& b = holders_[static_cast<std::size_t>(times[j].first)];
+                if (a.token == b.token) {
+                    continue;
+                }
+                for (const auto& wa : times[i].second) {
+                    for (const auto& wb : times[j].second) {
+                        if (wa.from < wb.to && wb.from < wa.to) {
+                            violation("(a) two holders",
+                                      describe(times[i].first) + " valid " + fmt_time(wa.from) +
+                                          " .. " + fmt_time(wa.to) + " overlaps " +
+                                          describe(times[j].first) + " valid " +
+                                          fmt_time(wb.from) + " .. " + fmt_time(wb.to));
+                        }
+                    }
+                }
+            }
+        }
+        // (b): in grant order, among holders that were ever valid.
+        std::vector<std::pair<real_ns, int>> fenced;
+        for (const auto& [id, ws] : times) {
+            const auto& h = holders_[static_cast<std::size_t>(id)];
+            if (h.fence != 0 && !ws.empty()) {
+                fenced.emplace_back(h.windows.front().from, id);
+            }
+        }
+        std::sort(fenced.begin(), fenced.end());
+        for (std::size_t i = 1; i < fenced.size(); ++i) {
+            const auto& prev = holders_[static_cast<std::size_t>(fenced[i - 1].second)];
+            const auto& cur = holders_[static_cast<std::size_t>(fenced[i].second)];
+            if (cur.fence <= prev.fence) {
+                violation("(b) fencing token not increasing",
+                          describe(fenced[i].second) + " granted after " +
+                              describe(fenced[i - 1].second));
+            }
+        }
+    }
+}
+
+} // namespace redlock::sim

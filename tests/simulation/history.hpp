@@ -1,0 +1,121 @@
+#ifndef REDLOCK_TESTS_SIMULATION_HISTORY_HPP
+#define REDLOCK_TESTS_SIMULATION_HISTORY_HPP
+
+#include "sim_clock.hpp"
+#include "sim_world.hpp"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace redlock::sim {
+
+/// What happened, on simulated real time, and the invariants checked against it:
+/// (a) no two holders with overlapping validity windows on one key;
+/// (b) fencing tokens strictly increase in grant order per key;
+/// (c) with_lock never reports success for work that ran outside the holder's validity;
+/// (d) the loss signal never fires after valid_until on the holder's clock, except at the
+///     instant a holder paused across it resumes, and does fire when the validity ran out
+///     while the watchdog ran and the holder relied on the lock;
+/// (e) after quiescence plus the largest TTL no lock key remains (checked by the runner);
+/// (f) every completion handler runs exactly once;
+/// (g) nothing extends or re-creates a lock after its holder sent the release;
+/// (h) with_lock never throws for work that does not throw (the workload's never does).
+class history {
+public:
+    explicit history(world& w)
+        : world_(w) {}
+
+    void set_clock(int client, drift_clock c) {
+        if (clocks_.size() <= static_cast<std::size_t>(client)) {
+            clocks_.resize(static_cast<std::size_t>(client) + 1);
+            pauses_.resize(clocks_.size());
+        }
+        clocks_[static_cast<std::size_t>(client)] = c;
+    }
+    const drift_clock& clock(int client) const { return clocks_[static_cast<std::size_t>(client)]; }
+
+    /// A grant delivered now; the holder's id.
+    int grant(int client, const std::string& key, const std::string& token, std::uint64_t fence,
+              std::int64_t valid_until_local, bool with_lock);
+    /// A successful extend or renewal delivered now.
+    void renew(int holder, std::int64_t valid_until_local);
+    /// The holder stops relying on the lock now (release start, loss, end of work).
+    void end(int holder);
+    /// The loss signal fired now; `valid_until_local` as the watchdog knew it.
+    void loss(int holder, std::int64_t valid_until_local);
+    /// The holder stops watching its watchdog now: if the validity ran out while the watchdog
+    /// ran (before the holder stopped relying on the lock), the loss must have been signalled.
+    void watch_ended(int holder, bool lost);
+    /// with_lock returned success for work that ran from work_start to now.
+    void with_lock_success(int holder, real_ns work_start);
+    void release_intent(const std::string& token) { releasing_.insert(token); }
+
+    void pause(int client, real_ns from, real_ns to) {
+        pauses_[static_cast<std::size_t>(client)].push_back({from, to});
+    }
+
+    /// Every command any link sends: for (g).
+    void on_send(int client, int node, const std::vector<std::string>& args);
+
+    /// (f): one call issued, and its handler running.
+    std::uint64_t issue() {
+        calls_.push_back(0);
+        return calls_.size() - 1;
+    }
+    void completed(std::uint64_t call, const char* what);
+
+    void violation(const std::string& invariant, const std::string& what);
+    /// A diagnosis: which known defect a failure looks like.
+    void note(const std::string& what);
+    const std::vector<std::string>& notes() const { return notes_; }
+    const std::vector<std::string>& violations() const { return violations_; }
+
+    /// The end-of-schedule checks (a), (b), (f).
+    void check_end();
+
+    std::uint64_t grants() const { return holders_.size(); }
+
+private:
+    struct window {
+        real_ns from;
+        real_ns to;
+    };
+    struct holder {
+        int client;
+        std::string key;
+        std::string token;
+        std::uint64_t fence;
+        std::vector<window> windows;
+        real_ns end = INT64_MAX;
+        bool with_lock;
+    };
+    real_ns real_at(int client, std::int64_t local) const {
+        return clocks_[static_cast<std::size_t>(client)].real_at(local, INT64_MIN / 2);
+    }
+    /// The holder's protected time: its windows, merged, cut at its end.
+    std::vector<window> protected_time(const holder& h) const;
+    std::string describe(int id) const;
+    /// The end of the holder's uninterrupted validity from its grant on (windows uncut).
+    real_ns covered_from(const holder& h, real_ns from) const;
+    /// "; the holder was paused from .. to .." when it was paused at `t`.
+    std::string paused_at(int client, real_ns t) const;
+    /// "; a renewal was adopted at .." when one was taken in between `from` and `to`.
+    std::string adopted_between(const holder& h, real_ns from, real_ns to) const;
+
+    world& world_;
+    std::vector<drift_clock> clocks_;
+    std::vector<std::vector<window>> pauses_;
+    std::vector<holder> holders_;
+    std::set<std::string> releasing_;
+    std::set<std::string> released_;
+    std::vector<int> calls_;
+    std::vector<std::string> violations_;
+    std::vector<std::string> notes_;
+};
+
+} // namespace redlock::sim
+
+#endif

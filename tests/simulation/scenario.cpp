@@ -1,0 +1,282 @@
+#include "scenario.hpp"
+
+#include <cstdio>
+
+namespace redlock::sim {
+
+const char* name(profile p) {
+    switch (p) {
+    case profile::calm:
+        return "calm";
+    case profile::chaos:
+        return "chaos";
+    case profile::noscript_cleanup:
+        return "noscript_cleanup";
+    case profile::renewal_deadline:
+        return "renewal_deadline";
+    }
+    return "?";
+}
+
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr double drift_factor = 0.01;
+
+drift_clock make_clock(world& w) {
+    // Rates within a quarter of the drift factor either way: client/node rate ratios stay
+    // inside what clock_drift_factor promises to cover.
+    return {w.uniform(1 * sec, 1000 * sec),
+            1.0 + w.uniform_real(-drift_factor / 4, drift_factor / 4)};
+}
+
+template <typename T>
+T pick(world& w, std::initializer_list<T> options) {
+    return *(options.begin() + w.uniform(0, static_cast<std::int64_t>(options.size()) - 1));
+}
+
+lock_options make_lock(world& w, profile p) {
+    lock_options o;
+    o.clock_drift_factor = drift_factor;
+    o.drift_allowance = milliseconds(2);
+    o.min_validity = milliseconds(1);
+    o.ttl = milliseconds(pick<int>(w, {40, 80, 150, 300}));
+    o.node_timeout = milliseconds(pick<int>(w, {3, 8, 15, 30}));
+    o.retry.max_attempts = static_cast<unsigned>(w.uniform(1, 4));
+    o.retry.backoff_initial = milliseconds(pick<int>(w, {1, 3, 10}));
+    o.retry.backoff_max = milliseconds(50);
+    o.fencing = w.chance(0.3);
+    if (p == profile::noscript_cleanup) {
+        o.ttl = milliseconds(pick<int>(w, {150, 300}));
+        o.node_timeout = milliseconds(pick<int>(w, {30, 40, 50}));
+        o.retry.max_attempts = static_cast<unsigned>(w.uniform(3, 8));
+        o.retry.backoff_initial = milliseconds(pick<int>(w, {1, 3, 8}));
+        o.retry.backoff_max = milliseconds(20);
+        o.fencing = w.chance(0.2);
+    } else if (p == profile::renewal_deadline) {
+        o.ttl = milliseconds(pick<int>(w, {80, 150}));
+        o.node_timeout = milliseconds(pick<int>(w, {20, 30, 40}));
+    }
+    o.node_timeout = std::min(o.node_timeout, o.ttl / 3);
+    return o;
+}
+
+op_plan make_op(world& w, profile p, int keys) {
+    op_plan op;
+    op.key = "k" + std::to_string(w.uniform(0, keys - 1));
+    op.lock = make_lock(w, p);
+    const auto ttl = std::chrono::nanoseconds(op.lock.ttl).count();
+    op.gap = w.uniform(0, 30 * ms);
+    const int what = static_cast<int>(w.uniform(0, 2));
+    op.what = static_cast<op_plan::kind>(what);
+    if (p == profile::noscript_cleanup) {
+        op.what = op_plan::kind::plain;
+        op.gap = w.uniform(0, 5 * ms);
+        // Long enough that a contender retrying meanwhile can win the deleted node.
+        op.hold = w.uniform(5 * ms, 100 * ms);
+    } else if (p == profile::renewal_deadline) {
+        op.what = w.chance(0.5) ? op_plan::kind::with_lock : op_plan::kind::watchdog;
+    }
+    switch (op.what) {
+    case op_plan::kind::plain:
+        if (p != profile::noscript_cleanup) {
+            op.hold = w.uniform(0, ttl);
+        }
+        op.extend_midway = w.chance(0.3);
+        break;
+    case op_plan::kind::watchdog:
+    case op_plan::kind::with_lock:
+        // Sometimes outlives the ttl: then only renewal keeps it valid.
+        op.hold = w.uniform(0, 3 * ttl);
+        op.cancellable_work = w.chance(0.7);
+        op.renewal.recreate_missing = w.chance(0.3);
+        if (w.chance(0.3)) {
+            op.renewal.interval = op.lock.ttl / static_cast<int>(w.uniform(2, 5));
+        }
+        if (p == profile::renewal_deadline) {
+            op.renewal.interval = op.lock.ttl - op.lock.ttl / 8;
+            op.renewal.retry_delay = milliseconds(w.uniform(1, 5));
+        }
+        break;
+    }
+    if (w.chance(p == profile::noscript_cleanup ? 0.05 : 0.15)) {
+        op.cancel_after = w.uniform(0, 20 * ms);
+    }
+    return op;
+}
+
+} // namespace
+
+scenario make_scenario(world& w, int forced_profile) {
+    scenario s;
+    const auto roll = w.uniform(0, 99);
+    s.prof = roll < 15 ? profile::calm
+             : roll < 60 ? profile::chaos
+             : roll < 80 ? profile::noscript_cleanup
+                         : profile::renewal_deadline;
+    if (forced_profile >= 0) {
+        s.prof = static_cast<profile>(forced_profile);
+    }
+    const bool chaos = s.prof == profile::chaos;
+    const int nodes = s.prof == profile::noscript_cleanup ? 3 : (w.chance(0.6) ? 3 : 5);
+    const int clients =
+        static_cast<int>(s.prof == profile::noscript_cleanup ? w.uniform(3, 4) : w.uniform(2, 5));
+    const int keys = s.prof == profile::noscript_cleanup ? 1 : static_cast<int>(w.uniform(1, 2));
+
+    s.net.latency_min = 20 * us;
+    s.net.latency_mean = w.uniform(100 * us, chaos ? 2 * ms : 500 * us);
+    s.net.tail_rate = chaos ? w.uniform_real(0, 0.05) : 0.01;
+    s.net.tail_max = chaos ? 60 * ms : 10 * ms;
+    s.net.lost_reply_rate = chaos ? w.uniform_real(0, 0.02) : 0;
+
+    for (int n = 0; n < nodes; ++n) {
+        s.node_clocks.push_back(make_clock(w));
+        node_faults f;
+        if (chaos) {
+            f.error_rate = w.chance(0.5) ? w.uniform_real(0, 0.05) : 0;
+            f.slow_rate = w.chance(0.5) ? w.uniform_real(0, 0.05) : 0;
+            f.slow_max = 30 * ms;
+        } else if (s.prof == profile::renewal_deadline) {
+            f.slow_rate = w.uniform_real(0.1, 0.4);
+            f.slow_max = 50 * ms;
+        }
+        s.nodes.push_back(f);
+    }
+    int flaky = -1;
+    if (s.prof == profile::noscript_cleanup) {
+        flaky = static_cast<int>(w.uniform(0, nodes - 1));
+        auto& x = s.nodes[static_cast<std::size_t>(flaky)];
+        x.error_rate = w.uniform_real(0.1, 0.3);
+        // Stalls (a long script, a big DEL) that queue a cleanup and the next attempt's SET
+        // behind them, yet end within a node_timeout.
+        x.slow_rate = w.uniform_real(0.1, 0.3);
+        x.slow_max = 25 * ms;
+    }
+
+    real_ns horizon = 0;
+    for (int c = 0; c < clients; ++c) {
+        s.client_clocks.push_back(make_clock(w));
+        std::vector<op_plan> ops;
+        const int count = static_cast<int>(w.uniform(1, s.prof == profile::noscript_cleanup ? 4 : 3));
+        real_ns total = 0;
+        for (int i = 0; i < count; ++i) {
+            ops.push_back(make_op(w, s.prof, keys));
+            total += ops.back().gap + ops.back().hold + 50 * ms;
+            s.max_ttl = std::max(s.max_ttl, ops.back().lock.ttl);
+        }
+        horizon = std::max(horizon, total);
+        s.ops.push_back(std::move(ops));
+    }
+
+    auto add = [&](fault::kind k, int count, real_ns max_duration) {
+        for (int i = 0; i < count; ++i) {
+            fault f;
+            f.what = k;
+            f.at = w.uniform(0, horizon);
+            f.duration = w.uniform(1 * ms, max_duration);
+            f.client = static_cast<int>(w.uniform(0, clients - 1));
+            f.node = static_cast<int>(w.uniform(0, nodes - 1));
+            f.break_now = w.chance(0.5);
+            s.faults.push_back(f);
+        }
+    };
+    const auto ttl_ns = std::chrono::nanoseconds(s.max_ttl).count();
+    switch (s.prof) {
+    case profile::calm:
+        add(fault::kind::pause, static_cast<int>(w.uniform(0, 1)), ttl_ns);
+        break;
+    case profile::chaos:
+        add(fault::kind::pause, static_cast<int>(w.uniform(0, 3)), 2 * ttl_ns);
+        add(fault::kind::partition, static_cast<int>(w.uniform(0, 2)), 2 * ttl_ns);
+        add(fault::kind::cut, static_cast<int>(w.uniform(0, 2)), 1);
+        add(fault::kind::crash, static_cast<int>(w.uniform(0, 1)), 100 * ms);
+        add(fault::kind::flush, static_cast<int>(w.uniform(0, 2)), 1);
+        break;
+    case profile::noscript_cleanup: {
+        // The flaky node's script cache is flushed every few milliseconds, so that a
+        // cleanup sent there usually meets an empty cache.
+        const real_ns every = w.uniform(2 * ms, 15 * ms);
+        for (real_ns t = w.uniform(0, every); t < horizon; t += every) {
+            fault f;
+            f.what = fault::kind::flush;
+            f.at = t;
+            f.node = flaky;
+            s.faults.push_back(f);
+        }
+        add(fault::kind::pause, static_cast<int>(w.uniform(0, 1)), ttl_ns);
+        break;
+    }
+    case profile::renewal_deadline:
+        add(fault::kind::pause, static_cast<int>(w.uniform(0, 1)), ttl_ns);
+        add(fault::kind::flush, static_cast<int>(w.uniform(0, 1)), 1);
+        break;
+    }
+
+    s.config.connect_timeout = milliseconds(20);
+    s.config.reconnect_delay_initial = milliseconds(5);
+    s.config.reconnect_delay_max = milliseconds(100);
+    s.config.quarantine.assumed_max_ttl = s.max_ttl;
+    return s;
+}
+
+std::string describe(const scenario& s) {
+    std::string out = std::string("profile ") + name(s.prof) + ", " +
+                      std::to_string(s.nodes.size()) + " nodes, " +
+                      std::to_string(s.ops.size()) + " clients, " +
+                      std::to_string(s.faults.size()) + " faults";
+    return out;
+}
+
+namespace {
+
+std::string ms_text(real_ns t) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(t) / 1e6);
+    return buf;
+}
+
+} // namespace
+
+std::vector<std::string> describe_plan(const scenario& s) {
+    std::vector<std::string> out;
+    char buf[200];
+    for (std::size_t n = 0; n < s.nodes.size(); ++n) {
+        const auto& f = s.nodes[n];
+        std::snprintf(buf, sizeof buf,
+                      "node%zu: clock rate %.5f, error replies %.3f, stalls %.3f up to %s", n,
+                      s.node_clocks[n].rate, f.error_rate, f.slow_rate, ms_text(f.slow_max).c_str());
+        out.push_back(buf);
+    }
+    std::snprintf(buf, sizeof buf,
+                  "network: latency %s + exp(%s), tail %.3f up to %s, lost replies %.3f",
+                  ms_text(s.net.latency_min).c_str(), ms_text(s.net.latency_mean).c_str(),
+                  s.net.tail_rate, ms_text(s.net.tail_max).c_str(), s.net.lost_reply_rate);
+    out.push_back(buf);
+    static const char* const kinds[] = {"plain", "watchdog", "with_lock"};
+    for (std::size_t c = 0; c < s.ops.size(); ++c) {
+        std::snprintf(buf, sizeof buf, "c%zu: clock rate %.5f", c, s.client_clocks[c].rate);
+        std::string line = buf;
+        for (const auto& op : s.ops[c]) {
+            line += std::string("; ") + kinds[static_cast<int>(op.what)] + " " + op.key +
+                    " ttl " + std::to_string(op.lock.ttl.count()) + " hold " + ms_text(op.hold);
+        }
+        out.push_back(line);
+    }
+    static const char* const faults[] = {"pause", "partition", "cut", "crash", "flush"};
+    std::string line = "faults:";
+    for (const auto& f : s.faults) {
+        line += std::string(" ") + faults[static_cast<int>(f.what)] + "@" + ms_text(f.at);
+        if (f.what == fault::kind::pause) {
+            line += "(c" + std::to_string(f.client) + ")";
+        } else if (f.what == fault::kind::partition || f.what == fault::kind::cut) {
+            line += "(c" + std::to_string(f.client) + "-n" + std::to_string(f.node) + ")";
+        } else {
+            line += "(n" + std::to_string(f.node) + ")";
+        }
+    }
+    out.push_back(line);
+    return out;
+}
+
+} // namespace redlock::sim

@@ -1,0 +1,76 @@
+#ifndef REDLOCK_TESTS_SIMULATION_SCENARIO_HPP
+#define REDLOCK_TESTS_SIMULATION_SCENARIO_HPP
+
+#include "sim_clock.hpp"
+#include "sim_link.hpp"
+#include "sim_node.hpp"
+#include "sim_world.hpp"
+
+#include "redlock/config.hpp"
+
+#include <string>
+#include <vector>
+
+namespace redlock::sim {
+
+/// The fault mix of a schedule. The biased ones aim at known weak spots.
+enum class profile {
+    calm,
+    chaos,
+    /// Error replies and slow commands on one node, empty or flushed script caches, tight
+    /// retries on one contended key: the NOSCRIPT fallback of an acquire's cleanup.
+    noscript_cleanup,
+    /// Watchdogs renewing late in the validity with slow nodes: the renewal deadline.
+    renewal_deadline,
+};
+const char* name(profile p);
+
+struct op_plan {
+    enum class kind { plain, watchdog, with_lock } what = kind::plain;
+    std::string key;
+    lock_options lock;
+    renewal_options renewal;
+    /// Before the operation, and how long the lock is held (or the work runs), on the
+    /// client's clock.
+    real_ns gap = 0;
+    real_ns hold = 0;
+    /// plain: extend once half-way.
+    bool extend_midway = false;
+    /// Cancel the acquire this long after it started (real time); negative: never.
+    real_ns cancel_after = -1;
+    /// with_lock: the work stops when cancelled (else it ignores its slot).
+    bool cancellable_work = true;
+};
+
+struct fault {
+    enum class kind { pause, partition, cut, crash, flush } what = kind::pause;
+    real_ns at = 0;
+    real_ns duration = 0;
+    int client = 0;
+    int node = 0;
+    bool break_now = false;
+};
+
+/// Everything a seed decides before the schedule runs.
+struct scenario {
+    profile prof = profile::calm;
+    std::vector<drift_clock> node_clocks;
+    std::vector<node_faults> nodes;
+    net_faults net;
+    std::vector<drift_clock> client_clocks;
+    std::vector<std::vector<op_plan>> ops;
+    std::vector<fault> faults;
+    client_config config;
+    std::chrono::milliseconds max_ttl{0};
+};
+
+/// `forced_profile` >= 0 overrides the profile the seed would pick (for exploring one mix;
+/// REDLOCK_SIM_PROFILE).
+scenario make_scenario(world& w, int forced_profile = -1);
+std::string describe(const scenario& s);
+/// The plan in a few lines, for the top of a trace.
+std::vector<std::string> describe_plan(const scenario& s);
+
+} // namespace redlock::sim
+
+#endif

@@ -1,0 +1,87 @@
+#ifndef REDLOCK_TESTS_SIMULATION_SCHEDULE_HPP
+#define REDLOCK_TESTS_SIMULATION_SCHEDULE_HPP
+
+#include "history.hpp"
+#include "scenario.hpp"
+#include "sim_link.hpp"
+#include "sim_node.hpp"
+#include "sim_world.hpp"
+
+#include "redlock/client.hpp"
+#include "redlock/watchdog.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::sim {
+
+struct schedule_result {
+    std::uint64_t seed = 0;
+    std::string summary;
+    std::uint64_t grants = 0;
+    std::vector<std::string> violations;
+    std::vector<std::string> notes;
+    std::vector<std::string> trace;
+};
+
+/// One schedule: the seed's scenario run to the end, then checked.
+schedule_result run_schedule(std::uint64_t seed, bool tracing);
+
+/// The machinery of one schedule: world, nodes, clients over simulated links and clocks,
+/// faults, the workload (workload.cpp) and the end-of-run checks.
+class schedule {
+public:
+    schedule(std::uint64_t seed, bool tracing);
+    ~schedule();
+    schedule_result run();
+    bool stuck() const noexcept { return stuck_; }
+
+private:
+    struct client_slot {
+        std::unique_ptr<redlock::client> client;
+        bool done = false;
+    };
+    struct watch {
+        const watchdog* dog;
+        int holder;
+        std::uint64_t renewals = 0;
+        bool lost = false;
+    };
+
+    void make_client(int c);
+    void schedule_fault(const fault& f);
+    void poll_watches();
+    void poll(watch& w);
+    std::list<watch>::iterator add_watch(const watchdog& dog, int holder);
+    void remove_watch(std::list<watch>::iterator it);
+    std::string who(int c) const { return "c" + std::to_string(c); }
+    std::int64_t local_now(int c) const;
+    static std::int64_t local(std::chrono::steady_clock::time_point t);
+
+    // workload.cpp
+    boost::asio::awaitable<void> client_task(int c);
+    boost::asio::awaitable<void> run_plain(int c, const op_plan& op);
+    boost::asio::awaitable<void> run_watchdog(int c, const op_plan& op);
+    boost::asio::awaitable<void> run_with_lock(int c, const op_plan& op);
+    boost::asio::awaitable<void> sleep(int c, real_ns local_duration);
+
+    std::uint64_t seed_;
+    world w_;
+    history h_;
+    scenario sc_;
+    std::vector<std::unique_ptr<sim_node>> nodes_;
+    std::vector<client_slot> clients_;
+    std::vector<std::vector<std::weak_ptr<link_core>>> links_;
+    std::list<watch> watches_;
+    std::uint64_t tokens_ = 0;
+    bool stuck_ = false;
+};
+
+} // namespace redlock::sim
+
+#endif

@@ -1,0 +1,162 @@
+// The simulation's own parts checked against what they promise: a simulation that lies
+// about Redis, the network or time finds nothing (or finds ghosts).
+#include "history.hpp"
+#include "sim_clock.hpp"
+#include "sim_link.hpp"
+#include "sim_node.hpp"
+#include "sim_world.hpp"
+
+#include "transport/commands.hpp"
+#include "transport/scripts.hpp"
+
+#include "redlock/error.hpp"
+
+#include <boost/asio/strand.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace redlock::sim {
+namespace {
+
+std::string run(sim_node& n, std::vector<std::string> args) {
+    return n.execute(args, "test");
+}
+
+TEST(SimNode, SetNxPxExpiresOnTheNodesClock) {
+    world w(1, false);
+    sim_node n(w, 0, drift_clock{0, 1.0}, {});
+    EXPECT_EQ(run(n, {"SET", "k", "a", "NX", "PX", "100"}), "+OK\r\n");
+    EXPECT_EQ(run(n, {"SET", "k", "b", "NX", "PX", "100"}), "$-1\r\n");
+    EXPECT_EQ(run(n, {"GET", "k"}), "$1\r\na\r\n");
+    w.at(99 * ms, -1, [] {});
+    w.run(nullptr, sec);
+    EXPECT_EQ(run(n, {"GET", "k"}), "$1\r\na\r\n");
+    w.at(100 * ms, -1, [] {});
+    w.run(nullptr, sec);
+    EXPECT_EQ(run(n, {"GET", "k"}), "$-1\r\n");
+    EXPECT_EQ(n.live_lock_keys().size(), 0u);
+}
+
+TEST(SimNode, ScriptsRunByMeaningBehindTheCache) {
+    world w(1, false);
+    sim_node n(w, 0, drift_clock{0, 1.0}, {});
+    const std::string release(detail::release_script.sha1);
+    const std::string extend(detail::extend_script.sha1);
+    EXPECT_EQ(run(n, {"SET", "k", "t1", "NX", "PX", "100"}), "+OK\r\n");
+    EXPECT_EQ(run(n, {"EVALSHA", release, "1", "k", "t1"}).substr(0, 9), "-NOSCRIPT");
+    EXPECT_EQ(run(n, {"EVAL", std::string(detail::release_script.text), "1", "k", "t2"}), ":0\r\n");
+    EXPECT_EQ(run(n, {"EVALSHA", release, "1", "k", "t1"}), ":1\r\n");
+    // extend: compare-and-pexpire, and re-create only where missing when asked.
+    EXPECT_EQ(run(n, {"EVAL", std::string(detail::extend_script.text), "1", "k", "t1", "50", "0"}), ":0\r\n");
+    EXPECT_EQ(run(n, {"EVALSHA", extend, "1", "k", "t1", "50", "1"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVALSHA", extend, "1", "k", "t2", "50", "1"}), ":0\r\n");
+    EXPECT_EQ(run(n, {"PTTL", "k"}), ":50\r\n");
+    n.flush_scripts();
+    EXPECT_EQ(run(n, {"EVALSHA", extend, "1", "k", "t1", "50", "0"}).substr(0, 9), "-NOSCRIPT");
+}
+
+TEST(SimNode, FencingCountersSurviveARestartLockKeysDoNot) {
+    world w(1, false);
+    sim_node n(w, 0, drift_clock{0, 1.0}, {});
+    const std::string acquire(detail::fence_acquire_script.text);
+    const std::string raise(detail::fence_raise_script.text);
+    EXPECT_EQ(run(n, {"EVAL", acquire, "2", "k", "{k}:fence", "t1", "100"}), "$1\r\n0\r\n");
+    EXPECT_EQ(run(n, {"EVAL", raise, "2", "k", "{k}:fence", "t1", "7"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", raise, "2", "k", "{k}:fence", "t1", "7"}), ":0\r\n");
+    EXPECT_EQ(run(n, {"EVAL", acquire, "2", "k", "{k}:fence", "t2", "100"}), "$-1\r\n");
+    n.crash();
+    n.restart();
+    EXPECT_EQ(run(n, {"GET", "k"}), "$-1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", acquire, "2", "k", "{k}:fence", "t2", "100"}), "$1\r\n7\r\n");
+    EXPECT_EQ(run(n, {"NONSENSE"}).substr(0, 4), "-ERR");
+}
+
+TEST(SimClock, AlarmsFireWhenTheLocalClockGetsThereAndNeverStale) {
+    world w(1, false);
+    w.add_clients(1);
+    auto strand = boost::asio::make_strand(w.io().get_executor());
+    sim_time_source time(w, 0, drift_clock{5 * sec, 2.0}, strand);
+    auto a = time.make_alarm();
+    const auto start = time.now();
+    std::vector<std::string> fired;
+    a->arm(start + std::chrono::milliseconds(100), [&] { fired.push_back("first"); });
+    // Re-armed before the first wake-up (its event stays queued): only the second runs.
+    w.at(40 * ms, -1, [&] { a->arm(start + std::chrono::milliseconds(300), [&] { fired.push_back("second"); }); });
+    w.run(nullptr, 10 * sec);
+    ASSERT_EQ(fired, std::vector<std::string>{"second"});
+    EXPECT_EQ(w.now(), 150 * ms); // local runs twice as fast
+    EXPECT_GE(time.now(), start + std::chrono::milliseconds(300));
+    a->arm(time.now() + std::chrono::milliseconds(10), [&] { fired.push_back("cancelled"); });
+    a->cancel();
+    w.run(nullptr, 20 * sec);
+    EXPECT_EQ(fired.size(), 1u);
+}
+
+TEST(SimWorld, APausedClientsEventsWaitForItsResume) {
+    world w(1, false);
+    w.add_clients(1);
+    std::vector<real_ns> ran;
+    w.at(10 * ms, 0, [&] { ran.push_back(w.now()); });
+    w.at(20 * ms, 0, [&] { ran.push_back(w.now()); });
+    w.at(5 * ms, -1, [&] { w.pause(0); });
+    w.at(50 * ms, -1, [&] { w.resume(0); });
+    w.run(nullptr, sec);
+    EXPECT_EQ(ran, (std::vector<real_ns>{50 * ms, 50 * ms}));
+}
+
+struct recorder final : detail::reply_target {
+    std::vector<std::string> got;
+    bool in_send = false;
+    void on_reply(std::uint64_t tag, const detail::node_reply& r) override {
+        EXPECT_FALSE(in_send) << "reply inside send()";
+        got.push_back(std::to_string(tag) + ":" +
+                      (r.error ? r.error.message() : std::string(r.reply->str ? r.reply->str : "")));
+    }
+};
+
+TEST(SimLink, RepliesInSendOrderAndACutFailsWhatIsPending) {
+    world w(7, false);
+    w.add_clients(1);
+    history h(w);
+    h.set_clock(0, drift_clock{});
+    sim_node n(w, 0, drift_clock{}, {});
+    client_config config;
+    net_faults net;
+    net.tail_rate = 0.5; // reorder-prone latencies: FIFO must hold anyway
+    auto strand = boost::asio::make_strand(w.io().get_executor());
+    node_address address;
+    sim_link link(w, h, n, 0, drift_clock{}, strand, address, config, net);
+    auto target = std::make_shared<recorder>();
+    for (std::uint64_t i = 0; i < 20; ++i) {
+        target->in_send = true;
+        link.send(detail::set_nx_px("k" + std::to_string(i), "t", "1000"), target, i);
+        target->in_send = false;
+    }
+    w.run(nullptr, 10 * sec);
+    ASSERT_EQ(target->got.size(), 20u);
+    for (std::size_t i = 0; i < 20; ++i) {
+        EXPECT_EQ(target->got[i], std::to_string(i) + ":OK");
+    }
+    EXPECT_TRUE(link.started_at().has_value());
+    // A crash breaks the connection: pending commands fail, none is lost.
+    target->got.clear();
+    for (std::uint64_t i = 0; i < 5; ++i) {
+        link.send(detail::set_nx_px("x", "t", "1000"), target, i);
+    }
+    n.crash();
+    w.run(nullptr, w.now() + 10 * sec);
+    ASSERT_EQ(target->got.size(), 5u);
+    EXPECT_EQ(target->got[0], "0:" + make_error_code(errc::connection_failed).message());
+    link.shutdown();
+    target->got.clear();
+    link.send(detail::set_nx_px("y", "t", "1000"), target, 9);
+    w.run(nullptr, w.now() + 10 * sec);
+    ASSERT_EQ(target->got.size(), 1u);
+    EXPECT_EQ(target->got[0], "9:" + make_error_code(errc::cancelled).message());
+}
+
+} // namespace
+} // namespace redlock::sim

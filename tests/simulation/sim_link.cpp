@@ -1,0 +1,413 @@
+#include "sim_link.hpp"
+
+#include "history.hpp"
+
+#include "redlock/error.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <hiredis/hiredis.h>
+
+#include <charconv>
+#include <cmath>
+#include <deque>
+
+namespace redlock::sim {
+
+namespace {
+
+struct pending {
+    std::uint64_t tag = 0;
+    std::shared_ptr<detail::reply_target> target;
+    std::vector<std::string> args;
+    std::uint64_t connection = 0;
+    bool arrived = false;
+    bool dropped = false;
+    bool done = false;
+};
+using pending_ptr = std::shared_ptr<pending>;
+
+/// The reply as the production reader would see it: parsed from RESP bytes by hiredis.
+struct parsed {
+    redisReply* reply = nullptr;
+    explicit parsed(const std::string& resp) {
+        redisReader* reader = redisReaderCreate();
+        void* out = nullptr;
+        if (redisReaderFeed(reader, resp.data(), resp.size()) == REDIS_OK &&
+            redisReaderGetReply(reader, &out) == REDIS_OK) {
+            reply = static_cast<redisReply*>(out);
+        }
+        redisReaderFree(reader);
+    }
+    ~parsed() {
+        if (reply) {
+            freeReplyObject(reply);
+        }
+    }
+    parsed(const parsed&) = delete;
+    parsed& operator=(const parsed&) = delete;
+};
+
+std::string_view info_field(std::string_view info, std::string_view field) {
+    const auto at = info.find(std::string(field) + ":");
+    if (at == std::string_view::npos) {
+        return {};
+    }
+    auto rest = info.substr(at + field.size() + 1);
+    return rest.substr(0, rest.find_first_of("\r\n"));
+}
+
+} // namespace
+
+class link_core : public std::enable_shared_from_this<link_core> {
+public:
+    link_core(world& w, history& h, sim_node& node, int client, drift_clock clock,
+              boost::asio::any_io_executor strand, const client_config& config, net_faults net)
+        : w_(w)
+        , h_(h)
+        , node_(node)
+        , client_(client)
+        , clock_(clock)
+        , strand_(std::move(strand))
+        , delay_initial_(std::chrono::nanoseconds(config.reconnect_delay_initial).count())
+        , delay_max_(std::chrono::nanoseconds(config.reconnect_delay_max).count())
+        , connect_timeout_(std::chrono::nanoseconds(config.connect_timeout).count())
+        , net_(net)
+        , backoff_(delay_initial_)
+        , who_("c" + std::to_string(client) + "->n" + std::to_string(node.id())) {}
+
+    void attach() {
+        watcher_ = next_watcher_id++;
+        node_.on_crash[watcher_] = [weak = weak_from_this()] {
+            if (auto self = weak.lock()) {
+                self->cut("node crashed");
+            }
+        };
+    }
+    void detach() {
+        node_.on_crash.erase(watcher_);
+        state_ = state::shut;
+        inflight_.clear();
+        held_.clear();
+    }
+
+    void send(const detail::command& cmd, const std::shared_ptr<detail::reply_target>& target,
+              std::uint64_t tag) {
+        auto p = std::make_shared<pending>();
+        p->tag = tag;
+        p->target = target;
+        p->args.assign(cmd.args.begin(), cmd.args.begin() + static_cast<long>(cmd.count));
+        h_.on_send(client_, node_.id(), p->args);
+        if (state_ == state::backing_off && w_.now() >= retry_at_) {
+            state_ = state::idle;
+        }
+        switch (state_) {
+        case state::shut:
+            fail_later(p, errc::cancelled, "client shut down");
+            return;
+        case state::backing_off:
+            fail_later(p, errc::connection_failed, "reconnecting later");
+            return;
+        case state::idle:
+            held_.push_back(p);
+            connect();
+            return;
+        case state::connecting:
+            held_.push_back(p);
+            return;
+        case state::connected:
+            transmit(p);
+            return;
+        }
+    }
+
+    void shutdown() {
+        if (state_ == state::shut) {
+            return;
+        }
+        state_ = state::shut;
+        ++connection_;
+        fail_all(errc::cancelled, "client shut down", false);
+    }
+
+    std::optional<detail::clock::time_point> started_at() const { return started_at_; }
+
+    void cut(const char* why) {
+        if (state_ != state::connected && state_ != state::connecting) {
+            return;
+        }
+        SIM_TRACE(w_, who_, std::string("connection broken: ") + why);
+        ++connection_;
+        fail_all(errc::connection_failed, why, true);
+        back_off();
+    }
+
+    void partition(real_ns until, bool break_now) {
+        partitioned_until_ = std::max(partitioned_until_, until);
+        SIM_TRACE(w_, who_, "partitioned until " + fmt_time(until) + (break_now ? ", cut" : ", stalled"));
+        if (break_now) {
+            cut("partition");
+        }
+    }
+
+private:
+    enum class state { idle, connecting, connected, backing_off, shut };
+
+    real_ns latency() {
+        if (w_.chance(net_.tail_rate)) {
+            return w_.uniform(net_.latency_min, net_.tail_max);
+        }
+        const double u = w_.uniform_real(1e-9, 1.0);
+        return net_.latency_min + static_cast<real_ns>(-std::log(u) * static_cast<double>(net_.latency_mean));
+    }
+    /// When a message sent now gets across, partitions included.
+    real_ns crossing() {
+        real_ns t = w_.now() + latency();
+        if (partitioned_until_ > w_.now()) {
+            t = std::max(t, partitioned_until_ + latency());
+        }
+        return t;
+    }
+
+    void fail_later(const pending_ptr& p, errc e, std::string message) {
+        p->done = true;
+        boost::asio::post(strand_, [p, e, message = std::move(message)] {
+            p->target->on_reply(p->tag, detail::node_reply{make_error_code(e), nullptr, message});
+        });
+    }
+
+    /// Every command on the connection or waiting for it fails, in send order, as one event
+    /// of the client (held back while it is paused).
+    void fail_all(errc e, std::string message, bool as_event) {
+        std::vector<pending_ptr> doomed(inflight_.begin(), inflight_.end());
+        doomed.insert(doomed.end(), held_.begin(), held_.end());
+        inflight_.clear();
+        held_.clear();
+        for (auto& p : doomed) {
+            p->done = true;
+            if (!p->arrived) {
+                // Bytes already on the wire may or may not reach the node.
+                p->dropped = w_.chance(0.5);
+            }
+        }
+        if (doomed.empty()) {
+            return;
+        }
+        auto deliver = [strand = strand_, doomed = std::move(doomed), e, message] {
+            boost::asio::post(strand, [doomed, e, message] {
+                for (auto& p : doomed) {
+                    p->target->on_reply(p->tag,
+                                        detail::node_reply{make_error_code(e), nullptr, message});
+                }
+            });
+        };
+        if (as_event) {
+            w_.at(w_.now(), client_, std::move(deliver));
+        } else {
+            deliver();
+        }
+    }
+
+    void back_off() {
+        state_ = state::backing_off;
+        retry_at_ = w_.now() + backoff_;
+        backoff_ = std::min(backoff_ * 2, delay_max_);
+    }
+
+    void connect() {
+        state_ = state::connecting;
+        const auto attempt = ++connect_attempt_;
+        const bool blocked = partitioned_until_ > w_.now();
+        const real_ns when = blocked ? w_.now() + connect_timeout_ : w_.now() + 2 * latency();
+        w_.at(when, client_, [weak = weak_from_this(), attempt, blocked] {
+            auto self = weak.lock();
+            if (!self || self->state_ != state::connecting || attempt != self->connect_attempt_) {
+                return;
+            }
+            self->on_connect(blocked);
+        });
+    }
+
+    void on_connect(bool blocked) {
+        if (blocked || !node_.up()) {
+            SIM_TRACE(w_, who_, blocked ? "connect timed out" : "connection refused");
+            ++connection_;
+            fail_all(errc::connection_failed, blocked ? "connect timed out" : "connection refused",
+                     false);
+            back_off();
+            return;
+        }
+        // The handshake: INFO server, as node_connection does, through the real parser.
+        const parsed info(node_.execute({"INFO", "server"}, who_));
+        if (info.reply && info.reply->type == REDIS_REPLY_STRING) {
+            const std::string_view text(info.reply->str, info.reply->len);
+            const auto run_id = info_field(text, "run_id");
+            const auto uptime_text = info_field(text, "uptime_in_seconds");
+            long long uptime = 0;
+            std::from_chars(uptime_text.data(), uptime_text.data() + uptime_text.size(), uptime);
+            const detail::clock::time_point now(std::chrono::nanoseconds(clock_.local(w_.now())));
+            if (!run_id_.empty() && run_id != run_id_) {
+                started_at_ = now;
+            } else {
+                started_at_ = now - std::chrono::seconds(uptime);
+            }
+            run_id_ = std::string(run_id);
+        }
+        state_ = state::connected;
+        ++connection_;
+        backoff_ = delay_initial_;
+        SIM_TRACE(w_, who_, "connected");
+        auto held = std::move(held_);
+        held_.clear();
+        for (auto& p : held) {
+            transmit(p);
+        }
+    }
+
+    void transmit(const pending_ptr& p) {
+        p->connection = connection_;
+        inflight_.push_back(p);
+        const real_ns arrive = std::max(crossing(), last_arrival_ + 1);
+        last_arrival_ = arrive;
+        w_.at(arrive, -1, [weak = weak_from_this(), p, incarnation = node_.incarnation()] {
+            if (auto self = weak.lock()) {
+                self->arrive(p, incarnation);
+            }
+        });
+    }
+
+    void arrive(const pending_ptr& p, std::uint64_t incarnation) {
+        if (p->dropped || incarnation != node_.incarnation() || !node_.up()) {
+            return;
+        }
+        p->arrived = true;
+        const auto [start, end] = node_.schedule_execution();
+        w_.at(start, -1, [weak = weak_from_this(), p, incarnation, end = end] {
+            if (auto self = weak.lock()) {
+                self->execute(p, incarnation, end);
+            }
+        });
+    }
+
+    void execute(const pending_ptr& p, std::uint64_t incarnation, real_ns end) {
+        if (incarnation != node_.incarnation() || !node_.up()) {
+            return;
+        }
+        auto resp = node_.execute(p->args, who_);
+        if (p->done || p->connection != connection_ || dead_ == connection_) {
+            // Ran, but nobody hears of it: the connection broke, or an earlier reply on it
+            // was lost and the byte stream stalls behind it until the break is noticed.
+            return;
+        }
+        real_ns deliver_at = std::max(end + latency(), last_delivery_ + 1);
+        if (partitioned_until_ > w_.now()) {
+            deliver_at = std::max(deliver_at, partitioned_until_ + latency());
+        }
+        last_delivery_ = deliver_at;
+        if (w_.chance(net_.lost_reply_rate)) {
+            SIM_TRACE(w_, who_, "reply will be lost");
+            const auto connection = connection_;
+            dead_ = connection;
+            w_.at(deliver_at + w_.uniform(5 * ms, 200 * ms), -1,
+                  [weak = weak_from_this(), connection] {
+                      auto self = weak.lock();
+                      if (self && self->connection_ == connection) {
+                          self->cut("reply lost, connection found dead");
+                      }
+                  });
+            return;
+        }
+        w_.at(deliver_at, client_, [weak = weak_from_this(), p, resp = std::move(resp)] {
+            auto self = weak.lock();
+            if (!self || p->done || p->connection != self->connection_) {
+                return;
+            }
+            // Replies come in send order: this is the oldest command on the connection.
+            if (self->inflight_.empty() || self->inflight_.front() != p) {
+                self->h_.violation("link", "reply out of send order on " + self->who_);
+                return;
+            }
+            self->inflight_.pop_front();
+            p->done = true;
+            boost::asio::post(self->strand_, [p, resp] {
+                const parsed r(resp);
+                detail::node_reply reply;
+                if (!r.reply) {
+                    reply.error = make_error_code(errc::unexpected_reply);
+                    reply.message = "unparsable reply";
+                } else {
+                    reply.reply = r.reply;
+                    if (r.reply->type == REDIS_REPLY_ERROR) {
+                        reply.message = std::string_view(r.reply->str, r.reply->len);
+                    }
+                }
+                p->target->on_reply(p->tag, reply);
+            });
+        });
+    }
+
+    static inline std::uint64_t next_watcher_id = 1;
+
+    world& w_;
+    history& h_;
+    sim_node& node_;
+    int client_;
+    drift_clock clock_;
+    boost::asio::any_io_executor strand_;
+    real_ns delay_initial_;
+    real_ns delay_max_;
+    real_ns connect_timeout_;
+    net_faults net_;
+    real_ns backoff_;
+    std::string who_;
+    std::uint64_t watcher_ = 0;
+
+    state state_ = state::idle;
+    std::uint64_t connection_ = 0;
+    /// A connection whose byte stream lost a reply: nothing more comes out of it.
+    std::uint64_t dead_ = 0;
+    std::uint64_t connect_attempt_ = 0;
+    std::deque<pending_ptr> inflight_;
+    std::vector<pending_ptr> held_;
+    real_ns last_arrival_ = 0;
+    real_ns last_delivery_ = 0;
+    real_ns retry_at_ = 0;
+    real_ns partitioned_until_ = 0;
+    std::optional<detail::clock::time_point> started_at_;
+    std::string run_id_;
+};
+
+sim_link::sim_link(world& w, history& h, sim_node& node, int client, drift_clock clock,
+                   boost::asio::any_io_executor strand, node_address address,
+                   const client_config& config, net_faults net)
+    : address_(std::move(address))
+    , core_(std::make_shared<link_core>(w, h, node, client, clock, std::move(strand), config, net)) {
+    core_->attach();
+}
+
+sim_link::~sim_link() {
+    core_->detach();
+}
+
+void sim_link::send(const detail::command& cmd, const std::shared_ptr<detail::reply_target>& target,
+                    std::uint64_t tag) {
+    core_->send(cmd, target, tag);
+}
+
+void sim_link::shutdown() {
+    core_->shutdown();
+}
+
+std::optional<detail::clock::time_point> sim_link::started_at() const noexcept {
+    return core_->started_at();
+}
+
+void cut(link_core& core, const char* why) {
+    core.cut(why);
+}
+
+void partition(link_core& core, real_ns until, bool break_now) {
+    core.partition(until, break_now);
+}
+
+} // namespace redlock::sim

@@ -1,0 +1,96 @@
+#ifndef REDLOCK_TESTS_SIMULATION_SIM_NODE_HPP
+#define REDLOCK_TESTS_SIMULATION_SIM_NODE_HPP
+
+#include "sim_clock.hpp"
+#include "sim_world.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace redlock::sim {
+
+/// How a node misbehaves in one schedule.
+struct node_faults {
+    /// Per command: answered with an error reply (READONLY, OOM, BUSY, NOPERM), not run.
+    double error_rate = 0;
+    /// Per command: a slow command (a long script, a big key) that stalls the node.
+    double slow_rate = 0;
+    real_ns slow_max = 20 * ms;
+    /// Fencing counters survive a restart (appendfsync always); lock keys never do.
+    bool durable_counters = true;
+};
+
+/// A Redis master, single-threaded, with the semantics the library relies on: SET NX PX with
+/// expiry on the node's own drifting clock, GET, DEL, PEXPIRE, PTTL, the five scripts run by
+/// meaning behind a script cache (empty at start, loaded by EVAL and SCRIPT LOAD, lost on
+/// SCRIPT FLUSH and restart), INFO server, restarts that lose the data. Replies are RESP
+/// bytes. Anything it does not know gets an error reply.
+class sim_node {
+public:
+    sim_node(world& w, int id, drift_clock clock, node_faults faults);
+
+    int id() const noexcept { return id_; }
+    std::string name() const { return "node" + std::to_string(id_); }
+    bool up() const noexcept { return up_; }
+    /// Changes with every crash: work queued before a crash never runs after it.
+    std::uint64_t incarnation() const noexcept { return incarnation_; }
+
+    /// When a command arriving now runs, and when its reply leaves: commands run one at a
+    /// time in arrival order.
+    std::pair<real_ns, real_ns> schedule_execution();
+    /// Runs one command now; the RESP reply. `who` is for the trace.
+    std::string execute(const std::vector<std::string>& args, const std::string& who);
+
+    void crash();
+    void restart();
+    void flush_scripts();
+
+    /// Called on crash: every connection to the node breaks.
+    std::map<std::uint64_t, std::function<void()>> on_crash;
+
+    /// Diagnoses for the report: patterns of known defects seen on the node.
+    std::function<void(const std::string&)> on_note;
+
+    /// Keys that still live (not expired on the node's clock), fencing counters excluded.
+    std::vector<std::string> live_lock_keys() const;
+
+private:
+    using reply = std::string;
+    struct entry {
+        std::string value;
+        std::int64_t expire_at = -1; // node-local ns, -1 = none
+        std::uint64_t written = 0;   // command number that wrote it
+    };
+    std::int64_t local_now() const { return clock_.local(world_.now()); }
+    entry* find(const std::string& key);
+    bool set_nx_px(const std::string& key, const std::string& value, std::int64_t ttl_ms, bool nx);
+
+    reply run(const std::vector<std::string>& args, std::size_t from, int depth);
+    reply run_script(std::string_view sha, const std::vector<std::string>& args, int depth,
+                     bool via_eval);
+
+    world& world_;
+    int id_;
+    drift_clock clock_;
+    node_faults faults_;
+    bool up_ = true;
+    std::uint64_t incarnation_ = 1;
+    std::string run_id_;
+    real_ns started_ = 0;
+    real_ns busy_until_ = 0;
+    std::unordered_map<std::string, entry> data_;
+    std::unordered_set<std::string> scripts_;
+    std::uint64_t commands_ = 0;
+    /// Per token: the command number of a release (compare-and-delete) refused with NOSCRIPT.
+    std::unordered_map<std::string, std::uint64_t> release_noscript_;
+};
+
+} // namespace redlock::sim
+
+#endif

@@ -1,0 +1,86 @@
+#include "sim_world.hpp"
+
+#include <cstdio>
+
+namespace redlock::sim {
+
+world::world(std::uint64_t seed, bool tracing)
+    : rng_(seed)
+    , tracing_(tracing) {}
+
+std::int64_t world::uniform(std::int64_t lo, std::int64_t hi) {
+    if (hi <= lo) {
+        return lo;
+    }
+    return lo + static_cast<std::int64_t>(rng_() % static_cast<std::uint64_t>(hi - lo + 1));
+}
+
+double world::uniform_real(double lo, double hi) {
+    return lo + (hi - lo) * (static_cast<double>(rng_() >> 11) * 0x1.0p-53);
+}
+
+bool world::chance(double p) {
+    return p > 0 && uniform_real(0, 1) < p;
+}
+
+void world::at(real_ns when, int owner, std::function<void()> fn) {
+    queue_.push(event{when < now_ ? now_ : when, seq_++, owner, std::move(fn)});
+}
+
+void world::pause(int client) {
+    paused_[client] = true;
+}
+
+void world::resume(int client) {
+    paused_[client] = false;
+    // Held events run now, in the order they would have run.
+    for (auto& e : held_[client]) {
+        queue_.push(event{now_, seq_++, e.owner, std::move(e.fn)});
+    }
+    held_[client].clear();
+}
+
+void world::drain() {
+    while (io_.poll() > 0) {
+    }
+    io_.restart();
+}
+
+bool world::run(const std::function<bool()>& done, real_ns limit) {
+    drain();
+    while (true) {
+        if (after_event) {
+            after_event();
+        }
+        if (done && done()) {
+            return true;
+        }
+        if (queue_.empty()) {
+            return true;
+        }
+        if (queue_.top().when > limit) {
+            return false;
+        }
+        auto e = std::move(const_cast<event&>(queue_.top()));
+        queue_.pop();
+        now_ = e.when;
+        if (e.owner >= 0 && paused_[e.owner]) {
+            held_[e.owner].push_back(std::move(e));
+            continue;
+        }
+        e.fn();
+        drain();
+    }
+}
+
+void world::trace(const std::string& who, const std::string& what) {
+    trace_.push_back(fmt_time(now_) + "  " + who + "  " + what);
+}
+
+std::string fmt_time(real_ns t) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%10.6f", static_cast<double>(t) / 1e9);
+    return buf;
+}
+
+} // namespace redlock::sim
