@@ -62,6 +62,14 @@ struct loss_signal {
 /// cancelled when the client shut down). Acquire failures are returned as they are. An
 /// exception from the work is rethrown after the release, unless the lock was lost. No
 /// renewal can follow the release. With a multi-threaded io_context, call this on a strand.
+///
+/// Success means the work finished while the lock was valid: a work that outlived the
+/// validity (also across a pause of the process) is lock_lost, never success.
+///
+/// @par Per-operation cancellation
+/// Cancelling the awaiting coroutine cancels the acquire, or, once the lock is held, the
+/// work (with the same cancellation type); the lock is then still released, and the result's
+/// error is cancelled. It never makes this function throw.
 template <typename Work>
 auto with_lock(client& owner, std::string key, lock_options options, renewal_options renewal,
                Work work)
@@ -72,6 +80,9 @@ auto with_lock(client& owner, std::string key, lock_options options, renewal_opt
     constexpr auto as_tuple = asio::as_tuple(asio::use_awaitable);
 
     locked<value_type> out;
+    // A caller's cancellation must not make the stop and the release below throw: they run
+    // whatever happened, and the result says cancelled.
+    co_await asio::this_coro::throw_if_cancelled(false);
     if (auto why = check_renewal_options(renewal); !why.empty()) {
         out.error = make_error_code(errc::invalid_argument);
         out.message = std::move(why);
@@ -94,6 +105,16 @@ auto with_lock(client& owner, std::string key, lock_options options, renewal_opt
         });
     });
 
+    // The caller's cancellation reaches the work through the same signal as a loss.
+    auto caller = co_await asio::this_coro::cancellation_state;
+    auto cancelled_by_caller = std::make_shared<bool>(false);
+    if (caller.slot().is_connected()) {
+        caller.slot().assign([loss, cancelled_by_caller](asio::cancellation_type type) {
+            *cancelled_by_caller = true;
+            loss->signal.emit(type);
+        });
+    }
+
     std::exception_ptr failure;
     if constexpr (std::is_void_v<value_type>) {
         auto [e] = co_await asio::co_spawn(
@@ -108,11 +129,27 @@ auto with_lock(client& owner, std::string key, lock_options options, renewal_opt
         }
     }
 
-    co_await dog.async_stop(asio::use_awaitable);
-    auto [release_error, released] = co_await owner.async_release(dog.current(), as_tuple);
+    if (caller.slot().is_connected()) {
+        caller.slot().clear();
+    }
+    // Not cancellable: the lock is released whatever the caller wants meanwhile.
+    const auto uncancellable = [] {
+        return asio::bind_cancellation_slot(asio::cancellation_slot(),
+                                            asio::as_tuple(asio::use_awaitable));
+    };
+    co_await dog.async_stop(uncancellable());
+    auto [release_error, released] = co_await owner.async_release(dog.current(), uncancellable());
     if (dog.lost()) {
         out.error = loss->reason ? loss->reason : make_error_code(errc::lock_lost);
         out.message = "the lock could no longer be trusted while the work ran";
+        if constexpr (!std::is_void_v<value_type>) {
+            out.value.reset();
+        }
+        co_return out;
+    }
+    if (*cancelled_by_caller) {
+        out.error = make_error_code(errc::cancelled);
+        out.message = "cancelled by the caller while the work ran; the lock was released";
         if constexpr (!std::is_void_v<value_type>) {
             out.value.reset();
         }

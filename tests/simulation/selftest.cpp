@@ -150,7 +150,7 @@ TEST(SimLink, RepliesInSendOrderAndACutFailsWhatIsPending) {
     w.run(nullptr, w.now() + 10 * sec);
     ASSERT_EQ(target->got.size(), 5u);
     EXPECT_EQ(target->got[0], "0:" + make_error_code(errc::connection_failed).message());
-    link.shutdown();
+    link.shutdown(std::chrono::milliseconds(50));
     target->got.clear();
     link.send(detail::set_nx_px("y", "t", "1000"), target, 9);
     w.run(nullptr, w.now() + 10 * sec);

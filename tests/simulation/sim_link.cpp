@@ -2,6 +2,8 @@
 
 #include "history.hpp"
 
+#include "transport/scripts.hpp"
+
 #include "redlock/error.hpp"
 
 #include <boost/asio/post.hpp>
@@ -121,16 +123,31 @@ public:
         }
     }
 
-    void shutdown() {
+    /// As node_connection does: new commands are refused, what is on the connection is
+    /// answered for up to `drain`, then the rest fails.
+    void shutdown(real_ns drain) {
         if (state_ == state::shut) {
             return;
         }
+        const bool draining = state_ == state::connected && !inflight_.empty() && drain > 0;
         state_ = state::shut;
-        ++connection_;
-        fail_all(errc::cancelled, "client shut down", false);
+        if (!draining) {
+            ++connection_;
+            fail_all(errc::cancelled, "client shut down", false);
+            return;
+        }
+        SIM_TRACE(w_, who_, "draining " + std::to_string(inflight_.size()) + " commands");
+        w_.at(w_.now() + drain, client_, [weak = weak_from_this(), connection = connection_] {
+            auto self = weak.lock();
+            if (self && self->connection_ == connection && !self->inflight_.empty()) {
+                ++self->connection_;
+                self->fail_all(errc::cancelled, "client shut down; drain over", false);
+            }
+        });
     }
 
     std::optional<detail::clock::time_point> started_at() const { return started_at_; }
+    std::string_view run_id() const { return run_id_; }
 
     void cut(const char* why) {
         if (state_ != state::connected && state_ != state::connecting) {
@@ -252,6 +269,10 @@ private:
                 started_at_ = now - std::chrono::seconds(uptime);
             }
             run_id_ = std::string(run_id);
+        }
+        for (const auto* script : {&detail::release_script, &detail::extend_script,
+                                   &detail::fence_acquire_script, &detail::fence_raise_script}) {
+            node_.execute({"SCRIPT", "LOAD", std::string(script->text)}, who_);
         }
         state_ = state::connected;
         ++connection_;
@@ -394,8 +415,16 @@ void sim_link::send(const detail::command& cmd, const std::shared_ptr<detail::re
     core_->send(cmd, target, tag);
 }
 
-void sim_link::shutdown() {
-    core_->shutdown();
+void sim_link::shutdown(std::chrono::milliseconds drain) {
+    core_->shutdown(std::chrono::nanoseconds(drain).count());
+}
+
+std::string_view sim_link::run_id() const noexcept {
+    return core_->run_id();
+}
+
+std::string_view sim_link::restarts_undetectable() const noexcept {
+    return {}; // the simulated INFO is never refused
 }
 
 std::optional<detail::clock::time_point> sim_link::started_at() const noexcept {

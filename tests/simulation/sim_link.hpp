@@ -46,7 +46,9 @@ public:
 
     void send(const detail::command& cmd, const std::shared_ptr<detail::reply_target>& target,
               std::uint64_t tag) override;
-    void shutdown() override;
+    void shutdown(std::chrono::milliseconds drain) override;
+    std::string_view run_id() const noexcept override;
+    std::string_view restarts_undetectable() const noexcept override;
     std::optional<detail::clock::time_point> started_at() const noexcept override;
     const node_address& address() const noexcept override { return address_; }
 
