@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds with clang 14 and a sanitizer, then runs the unit and integration tests under it.
+# Builds with clang 14 and a sanitizer, then runs the unit and integration tests under it
+# (and, under AddressSanitizer, a short run of the deterministic simulation).
 #   scripts/sanitize.sh address   # AddressSanitizer + UndefinedBehaviorSanitizer (+ leaks)
 #   scripts/sanitize.sh thread    # ThreadSanitizer
 # Expects the five nodes to be running (scripts/test.sh or compose/local-nodes.sh up).
@@ -22,3 +23,9 @@ cmake --build "$build" -j"$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 ctest --test-dir "$build" -L 'unit|integration' --output-on-failure -j2
+# The simulation is single-threaded: under AddressSanitizer a shorter run of it, with the
+# regression seeds; ThreadSanitizer would have nothing to see.
+if [[ $kind == address ]]; then
+  REDLOCK_SIM_SCHEDULES=${SANITIZE_SIM_SCHEDULES:-3000} \
+    ctest --test-dir "$build" -L simulation --output-on-failure -j2
+fi
