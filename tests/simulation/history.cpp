@@ -23,14 +23,16 @@ void history::renew(int id, std::int64_t valid_until_local) {
     auto& h = holders_[static_cast<std::size_t>(id)];
     h.windows.push_back({world_.now(), real_at(h.client, valid_until_local)});
     SIM_TRACE(world_, "c" + std::to_string(h.client),
-              "RENEWED h" + std::to_string(id) + " valid until real " + fmt_time(h.windows.back().to));
+              "RENEWED h" + std::to_string(id) + " valid until real " +
+                  fmt_time(h.windows.back().to));
 }
 
 void history::end(int id) {
     auto& h = holders_[static_cast<std::size_t>(id)];
     if (world_.now() < h.end) {
         h.end = world_.now();
-        SIM_TRACE(world_, "c" + std::to_string(h.client), "h" + std::to_string(id) + " stops relying on the lock");
+        SIM_TRACE(world_, "c" + std::to_string(h.client),
+                  "h" + std::to_string(id) + " stops relying on the lock");
     }
 }
 
@@ -39,7 +41,8 @@ void history::loss(int id, std::int64_t valid_until_local) {
     const real_ns deadline = real_at(h.client, valid_until_local);
     const real_ns now = world_.now();
     SIM_TRACE(world_, "c" + std::to_string(h.client),
-              "LOSS signalled for h" + std::to_string(id) + " (valid until real " + fmt_time(deadline) + ")");
+              "LOSS signalled for h" + std::to_string(id) + " (valid until real " +
+                  fmt_time(deadline) + ")");
     if (now > deadline) {
         bool excused = false;
         for (const auto& p : pauses_[static_cast<std::size_t>(h.client)]) {
@@ -145,9 +148,10 @@ void history::with_lock_success(int id, real_ns work_start) {
     const real_ns covered = covered_from(h, work_start);
     if (covered < work_end) {
         violation("(c) with_lock success outside validity",
-                  describe(id) + ": work ran " + fmt_time(work_start) + " .. " + fmt_time(work_end) +
-                      " but validity covered it only until " + fmt_time(covered) +
-                      adopted_between(h, covered, work_end) + paused_at(h.client, covered));
+                  describe(id) + ": work ran " + fmt_time(work_start) + " .. " +
+                      fmt_time(work_end) + " but validity covered it only until " +
+                      fmt_time(covered) + adopted_between(h, covered, work_end) +
+                      paused_at(h.client, covered));
     }
 }
 
@@ -240,8 +244,8 @@ void history::check_end() {
                             violation("(a) two holders",
                                       describe(times[i].first) + " valid " + fmt_time(wa.from) +
                                           " .. " + fmt_time(wa.to) + " overlaps " +
-                                          describe(times[j].first) + " valid " +
-                                          fmt_time(wb.from) + " .. " + fmt_time(wb.to));
+                                          describe(times[j].first) + " valid " + fmt_time(wb.from) +
+                                          " .. " + fmt_time(wb.to));
                         }
                     }
                 }
@@ -260,9 +264,9 @@ void history::check_end() {
             const auto& prev = holders_[static_cast<std::size_t>(fenced[i - 1].second)];
             const auto& cur = holders_[static_cast<std::size_t>(fenced[i].second)];
             if (cur.fence <= prev.fence) {
-                violation("(b) fencing token not increasing",
-                          describe(fenced[i].second) + " granted after " +
-                              describe(fenced[i - 1].second));
+                violation("(b) fencing token not increasing", describe(fenced[i].second) +
+                                                                  " granted after " +
+                                                                  describe(fenced[i - 1].second));
             }
         }
     }

@@ -9,10 +9,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -48,7 +48,8 @@ void print_failure(const schedule_result& r) {
     const std::size_t from = t.size() > shown ? t.size() - shown : 0;
     if (from > 0) {
         for (std::size_t i = 0; i < from && i < 32; ++i) {
-            if (t[i].find("  plan  ") != std::string::npos || t[i].find("  sim  ") != std::string::npos) {
+            if (t[i].find("  plan  ") != std::string::npos ||
+                t[i].find("  sim  ") != std::string::npos) {
                 std::printf("  %s\n", t[i].c_str());
             }
         }
@@ -69,9 +70,10 @@ std::vector<std::string> diagnose(const schedule_result& r) {
     for (const auto& v : r.violations) {
         std::string label;
         if (v.starts_with("(a)")) {
-            label = cleanup_pattern ? "double grant: acquire cleanup resent as EVAL deleted a later "
-                                      "attempt's key (defect 1)"
-                                    : "double grant: unclassified";
+            label = cleanup_pattern
+                        ? "double grant: acquire cleanup resent as EVAL deleted a later "
+                          "attempt's key (defect 1)"
+                        : "double grant: unclassified";
         } else if (v.starts_with("(d) loss never") && v.find("adopted") != std::string::npos) {
             label = "no loss signal although validity ran out (defect 2: late renewal adopted)";
         } else if (v.starts_with("(d) loss never") && v.find("was paused") != std::string::npos) {

@@ -111,7 +111,7 @@ op_plan make_op(world& w, profile p, int keys) {
 scenario make_scenario(world& w, int forced_profile) {
     scenario s;
     const auto roll = w.uniform(0, 99);
-    s.prof = roll < 15 ? profile::calm
+    s.prof = roll < 15   ? profile::calm
              : roll < 60 ? profile::chaos
              : roll < 80 ? profile::noscript_cleanup
                          : profile::renewal_deadline;
@@ -158,7 +158,8 @@ scenario make_scenario(world& w, int forced_profile) {
     for (int c = 0; c < clients; ++c) {
         s.client_clocks.push_back(make_clock(w));
         std::vector<op_plan> ops;
-        const int count = static_cast<int>(w.uniform(1, s.prof == profile::noscript_cleanup ? 4 : 3));
+        const int count =
+            static_cast<int>(w.uniform(1, s.prof == profile::noscript_cleanup ? 4 : 3));
         real_ns total = 0;
         for (int i = 0; i < count; ++i) {
             ops.push_back(make_op(w, s.prof, keys));
@@ -222,9 +223,8 @@ scenario make_scenario(world& w, int forced_profile) {
 
 std::string describe(const scenario& s) {
     std::string out = std::string("profile ") + name(s.prof) + ", " +
-                      std::to_string(s.nodes.size()) + " nodes, " +
-                      std::to_string(s.ops.size()) + " clients, " +
-                      std::to_string(s.faults.size()) + " faults";
+                      std::to_string(s.nodes.size()) + " nodes, " + std::to_string(s.ops.size()) +
+                      " clients, " + std::to_string(s.faults.size()) + " faults";
     return out;
 }
 
@@ -243,9 +243,9 @@ std::vector<std::string> describe_plan(const scenario& s) {
     char buf[200];
     for (std::size_t n = 0; n < s.nodes.size(); ++n) {
         const auto& f = s.nodes[n];
-        std::snprintf(buf, sizeof buf,
-                      "node%zu: clock rate %.5f, error replies %.3f, stalls %.3f up to %s", n,
-                      s.node_clocks[n].rate, f.error_rate, f.slow_rate, ms_text(f.slow_max).c_str());
+        std::snprintf(
+            buf, sizeof buf, "node%zu: clock rate %.5f, error replies %.3f, stalls %.3f up to %s",
+            n, s.node_clocks[n].rate, f.error_rate, f.slow_rate, ms_text(f.slow_max).c_str());
         out.push_back(buf);
     }
     std::snprintf(buf, sizeof buf,
@@ -258,8 +258,8 @@ std::vector<std::string> describe_plan(const scenario& s) {
         std::snprintf(buf, sizeof buf, "c%zu: clock rate %.5f", c, s.client_clocks[c].rate);
         std::string line = buf;
         for (const auto& op : s.ops[c]) {
-            line += std::string("; ") + kinds[static_cast<int>(op.what)] + " " + op.key +
-                    " ttl " + std::to_string(op.lock.ttl.count()) + " hold " + ms_text(op.hold);
+            line += std::string("; ") + kinds[static_cast<int>(op.what)] + " " + op.key + " ttl " +
+                    std::to_string(op.lock.ttl.count()) + " hold " + ms_text(op.hold);
         }
         out.push_back(line);
     }

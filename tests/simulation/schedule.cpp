@@ -70,8 +70,9 @@ void schedule::make_client(int c) {
     env.make_time = [this, c, clock](const asio::any_io_executor& strand) {
         return std::make_unique<sim_time_source>(w_, c, clock, strand);
     };
-    env.make_link = [this, c, clock](const asio::any_io_executor& strand, node_address address,
-                                     const client_config& config) -> std::unique_ptr<detail::node_link> {
+    env.make_link = [this, c,
+                     clock](const asio::any_io_executor& strand, node_address address,
+                            const client_config& config) -> std::unique_ptr<detail::node_link> {
         const auto n = static_cast<std::size_t>(address.port - 10000);
         auto link = std::make_unique<sim_link>(w_, h_, *nodes_[n], c, clock, strand,
                                                std::move(address), config, sc_.net);
@@ -126,14 +127,18 @@ void schedule::schedule_fault(const fault& f) {
         return;
     case fault::kind::partition:
         w_.at(f.at, -1, [this, f] {
-            if (auto core = links_[static_cast<std::size_t>(f.client)][static_cast<std::size_t>(f.node)].lock()) {
+            if (auto core =
+                    links_[static_cast<std::size_t>(f.client)][static_cast<std::size_t>(f.node)]
+                        .lock()) {
                 partition(*core, w_.now() + f.duration, f.break_now);
             }
         });
         return;
     case fault::kind::cut:
         w_.at(f.at, -1, [this, f] {
-            if (auto core = links_[static_cast<std::size_t>(f.client)][static_cast<std::size_t>(f.node)].lock()) {
+            if (auto core =
+                    links_[static_cast<std::size_t>(f.client)][static_cast<std::size_t>(f.node)]
+                        .lock()) {
                 cut(*core, "connection reset");
             }
         });
@@ -200,17 +205,16 @@ schedule_result schedule::run() {
         }
     }
     for (std::size_t c = 0; c < clients_.size(); ++c) {
-        asio::co_spawn(w_.io(), client_task(static_cast<int>(c)),
-                       [this, c](std::exception_ptr e) {
-                           if (e) {
-                               try {
-                                   std::rethrow_exception(e);
-                               } catch (const std::exception& ex) {
-                                   h_.violation("exception", who(static_cast<int>(c)) + ": " + ex.what());
-                               }
-                           }
-                           clients_[c].done = true;
-                       });
+        asio::co_spawn(w_.io(), client_task(static_cast<int>(c)), [this, c](std::exception_ptr e) {
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& ex) {
+                    h_.violation("exception", who(static_cast<int>(c)) + ": " + ex.what());
+                }
+            }
+            clients_[c].done = true;
+        });
     }
     w_.after_event = [this] { poll_watches(); };
     const auto all_done = [this] {
@@ -223,7 +227,8 @@ schedule_result schedule::run() {
     };
     if (!w_.run(all_done, 600 * sec) || !all_done()) {
         stuck_ = true;
-        h_.violation("(f) workload stuck", "some client task never completed (a handler never ran)");
+        h_.violation("(f) workload stuck",
+                     "some client task never completed (a handler never ran)");
     }
     // Quiescence: every fault over, every command landed or failed.
     if (!w_.run(nullptr, w_.now() + 600 * sec)) {

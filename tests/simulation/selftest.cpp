@@ -50,7 +50,8 @@ TEST(SimNode, ScriptsRunByMeaningBehindTheCache) {
     EXPECT_EQ(run(n, {"EVAL", std::string(detail::release_script.text), "1", "k", "t2"}), ":0\r\n");
     EXPECT_EQ(run(n, {"EVALSHA", release, "1", "k", "t1"}), ":1\r\n");
     // extend: compare-and-pexpire, and re-create only where missing when asked.
-    EXPECT_EQ(run(n, {"EVAL", std::string(detail::extend_script.text), "1", "k", "t1", "50", "0"}), ":0\r\n");
+    EXPECT_EQ(run(n, {"EVAL", std::string(detail::extend_script.text), "1", "k", "t1", "50", "0"}),
+              ":0\r\n");
     EXPECT_EQ(run(n, {"EVALSHA", extend, "1", "k", "t1", "50", "1"}), ":1\r\n");
     EXPECT_EQ(run(n, {"EVALSHA", extend, "1", "k", "t2", "50", "1"}), ":0\r\n");
     EXPECT_EQ(run(n, {"PTTL", "k"}), ":50\r\n");
@@ -84,7 +85,9 @@ TEST(SimClock, AlarmsFireWhenTheLocalClockGetsThereAndNeverStale) {
     std::vector<std::string> fired;
     a->arm(start + std::chrono::milliseconds(100), [&] { fired.push_back("first"); });
     // Re-armed before the first wake-up (its event stays queued): only the second runs.
-    w.at(40 * ms, -1, [&] { a->arm(start + std::chrono::milliseconds(300), [&] { fired.push_back("second"); }); });
+    w.at(40 * ms, -1, [&] {
+        a->arm(start + std::chrono::milliseconds(300), [&] { fired.push_back("second"); });
+    });
     w.run(nullptr, 10 * sec);
     ASSERT_EQ(fired, std::vector<std::string>{"second"});
     EXPECT_EQ(w.now(), 150 * ms); // local runs twice as fast
@@ -112,8 +115,9 @@ struct recorder final : detail::reply_target {
     bool in_send = false;
     void on_reply(std::uint64_t tag, const detail::node_reply& r) override {
         EXPECT_FALSE(in_send) << "reply inside send()";
-        got.push_back(std::to_string(tag) + ":" +
-                      (r.error ? r.error.message() : std::string(r.reply->str ? r.reply->str : "")));
+        got.push_back(
+            std::to_string(tag) + ":" +
+            (r.error ? r.error.message() : std::string(r.reply->str ? r.reply->str : "")));
     }
 };
 

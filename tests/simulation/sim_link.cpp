@@ -161,7 +161,8 @@ public:
 
     void partition(real_ns until, bool break_now) {
         partitioned_until_ = std::max(partitioned_until_, until);
-        SIM_TRACE(w_, who_, "partitioned until " + fmt_time(until) + (break_now ? ", cut" : ", stalled"));
+        SIM_TRACE(w_, who_,
+                  "partitioned until " + fmt_time(until) + (break_now ? ", cut" : ", stalled"));
         if (break_now) {
             cut("partition");
         }
@@ -175,7 +176,8 @@ private:
             return w_.uniform(net_.latency_min, net_.tail_max);
         }
         const double u = w_.uniform_real(1e-9, 1.0);
-        return net_.latency_min + static_cast<real_ns>(-std::log(u) * static_cast<double>(net_.latency_mean));
+        return net_.latency_min +
+               static_cast<real_ns>(-std::log(u) * static_cast<double>(net_.latency_mean));
     }
     /// When a message sent now gets across, partitions included.
     real_ns crossing() {
@@ -402,7 +404,8 @@ sim_link::sim_link(world& w, history& h, sim_node& node, int client, drift_clock
                    boost::asio::any_io_executor strand, node_address address,
                    const client_config& config, net_faults net)
     : address_(std::move(address))
-    , core_(std::make_shared<link_core>(w, h, node, client, clock, std::move(strand), config, net)) {
+    , core_(
+          std::make_shared<link_core>(w, h, node, client, clock, std::move(strand), config, net)) {
     core_->attach();
 }
 

@@ -40,8 +40,8 @@ class link_core;
 class sim_link final : public detail::node_link {
 public:
     sim_link(world& w, history& h, sim_node& node, int client, drift_clock clock,
-             boost::asio::any_io_executor strand, node_address address,
-             const client_config& config, net_faults net);
+             boost::asio::any_io_executor strand, node_address address, const client_config& config,
+             net_faults net);
     ~sim_link() override;
 
     void send(const detail::command& cmd, const std::shared_ptr<detail::reply_target>& target,

@@ -44,9 +44,9 @@ bool decimal_less(std::string_view a, std::string_view b) {
 }
 
 const detail::script* script_by_sha(std::string_view sha) {
-    for (const auto* s : {&detail::release_script, &detail::extend_script,
-                          &detail::fence_acquire_script, &detail::fence_raise_script,
-                          &detail::fenced_call_script}) {
+    for (const auto* s :
+         {&detail::release_script, &detail::extend_script, &detail::fence_acquire_script,
+          &detail::fence_raise_script, &detail::fenced_call_script}) {
         if (s->sha1 == sha) {
             return s;
         }
@@ -55,9 +55,9 @@ const detail::script* script_by_sha(std::string_view sha) {
 }
 
 const detail::script* script_by_text(std::string_view text) {
-    for (const auto* s : {&detail::release_script, &detail::extend_script,
-                          &detail::fence_acquire_script, &detail::fence_raise_script,
-                          &detail::fenced_call_script}) {
+    for (const auto* s :
+         {&detail::release_script, &detail::extend_script, &detail::fence_acquire_script,
+          &detail::fence_raise_script, &detail::fenced_call_script}) {
         if (s->text == text) {
             return s;
         }
@@ -118,7 +118,8 @@ std::string sim_node::execute(const std::vector<std::string>& args, const std::s
         static const char* const errors[] = {
             "READONLY You can't write against a read only replica.",
             "OOM command not allowed when used memory > 'maxmemory'.",
-            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+            "NOSAVE.",
             "NOPERM this user has no permissions to run one of the commands"};
         std::string e = errors[world_.uniform(0, 3)];
         SIM_TRACE(world_, name(), who + " " + args[0] + " -> injected -" + e.substr(0, 8));
@@ -250,15 +251,17 @@ std::string sim_node::run(const std::vector<std::string>& args, std::size_t from
         if (!parse_int(arg(2), keys) || keys < 0 || static_cast<std::size_t>(keys) > n - 3) {
             return error("ERR Number of keys can't be greater than number of args");
         }
-        return run_script(s->sha1, std::vector<std::string>(args.begin() + static_cast<long>(from) + 2, args.end()),
-                          depth, name == "EVAL");
+        return run_script(
+            s->sha1,
+            std::vector<std::string>(args.begin() + static_cast<long>(from) + 2, args.end()), depth,
+            name == "EVAL");
     }
     return error("ERR unknown command or wrong arguments '" + args[from] + "'");
 }
 
 /// `a` = numkeys, KEYS..., ARGV...
-std::string sim_node::run_script(std::string_view sha, const std::vector<std::string>& a,
-                                 int depth, bool via_eval) {
+std::string sim_node::run_script(std::string_view sha, const std::vector<std::string>& a, int depth,
+                                 bool via_eval) {
     long long numkeys = 0;
     parse_int(a[0], numkeys);
     const auto nk = static_cast<std::size_t>(numkeys);
@@ -278,9 +281,13 @@ std::string sim_node::run_script(std::string_view sha, const std::vector<std::st
             const auto refused = release_noscript_.find(argv[0]);
             if (via_eval && on_note && refused != release_noscript_.end() &&
                 data_[keys[0]].written > refused->second) {
-                on_note("defect 1 pattern on " + name() + ": a compare-and-delete refused with "
-                        "NOSCRIPT, resent as EVAL, deleted " + keys[0] + " written by a later "
-                        "command with the same token " + argv[0].substr(0, 8));
+                on_note("defect 1 pattern on " + name() +
+                        ": a compare-and-delete refused with "
+                        "NOSCRIPT, resent as EVAL, deleted " +
+                        keys[0] +
+                        " written by a later "
+                        "command with the same token " +
+                        argv[0].substr(0, 8));
             }
             data_.erase(keys[0]);
             return integer(1);
@@ -359,8 +366,9 @@ void sim_node::crash() {
     }
     up_ = false;
     ++incarnation_;
-    SIM_TRACE(world_, name(), "CRASH (data lost" +
-                                  std::string(faults_.durable_counters ? ", counters kept)" : ")"));
+    SIM_TRACE(world_, name(),
+              "CRASH (data lost" +
+                  std::string(faults_.durable_counters ? ", counters kept)" : ")"));
     for (auto it = data_.begin(); it != data_.end();) {
         const bool counter = it->first.ends_with(":fence");
         if (counter && faults_.durable_counters) {
@@ -381,7 +389,8 @@ void sim_node::restart() {
     started_ = world_.now();
     busy_until_ = world_.now();
     char id[48];
-    std::snprintf(id, sizeof id, "%016llx%016llx%08x", static_cast<unsigned long long>(world_.rng()()),
+    std::snprintf(id, sizeof id, "%016llx%016llx%08x",
+                  static_cast<unsigned long long>(world_.rng()()),
                   static_cast<unsigned long long>(world_.rng()()), static_cast<unsigned>(id_));
     run_id_ = id;
     if (incarnation_ > 1) {

@@ -40,9 +40,14 @@ public:
     bool chance(double p);
 
     void at(real_ns when, int owner, std::function<void()> fn);
-    void after(real_ns delay, int owner, std::function<void()> fn) { at(now_ + delay, owner, std::move(fn)); }
+    void after(real_ns delay, int owner, std::function<void()> fn) {
+        at(now_ + delay, owner, std::move(fn));
+    }
 
-    void add_clients(int n) { paused_.resize(n, false); held_.resize(n); }
+    void add_clients(int n) {
+        paused_.resize(n, false);
+        held_.resize(n);
+    }
     bool paused(int client) const { return paused_[client]; }
     void pause(int client);
     void resume(int client);
@@ -87,7 +92,7 @@ std::string fmt_time(real_ns t);
 
 } // namespace redlock::sim
 
-#define SIM_TRACE(w, who, what)                                                                   \
+#define SIM_TRACE(w, who, what)                                                                    \
     do {                                                                                           \
         if ((w).tracing()) {                                                                       \
             (w).trace((who), (what));                                                              \

@@ -18,8 +18,8 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <optional>
@@ -171,7 +171,8 @@ asio::awaitable<void> schedule::run_plain(int c, const op_plan& op) {
         remaining -= op.hold / 2;
         SIM_TRACE(w_, who(c), "extend h" + std::to_string(hid));
         auto extended = co_await tracked<client::extend_signature>(
-            h_, "extend", {}, [&cl, &held](auto handler) { cl.async_extend(held, std::move(handler)); });
+            h_, "extend", {},
+            [&cl, &held](auto handler) { cl.async_extend(held, std::move(handler)); });
         const auto e2 = std::get<0>(extended);
         SIM_TRACE(w_, who(c), "extend -> " + (e2 ? e2.message() : "ok"));
         if (!e2) {
@@ -185,9 +186,12 @@ asio::awaitable<void> schedule::run_plain(int c, const op_plan& op) {
     h_.end(hid);
     h_.release_intent(held.token());
     SIM_TRACE(w_, who(c), "release h" + std::to_string(hid));
-    auto released = co_await tracked<client::release_signature>(
-        h_, "release", {}, [&cl, &held](auto handler) { cl.async_release(held, std::move(handler)); });
-    SIM_TRACE(w_, who(c), "release -> " + (std::get<0>(released) ? std::get<0>(released).message() : "ok"));
+    auto released =
+        co_await tracked<client::release_signature>(h_, "release", {}, [&cl, &held](auto handler) {
+            cl.async_release(held, std::move(handler));
+        });
+    SIM_TRACE(w_, who(c),
+              "release -> " + (std::get<0>(released) ? std::get<0>(released).message() : "ok"));
 }
 
 asio::awaitable<void> schedule::run_watchdog(int c, const op_plan& op) {
@@ -217,8 +221,9 @@ asio::awaitable<void> schedule::run_watchdog(int c, const op_plan& op) {
         auto losses = std::make_shared<int>(0);
         watchdog dog(cl, r.lock, op.renewal, [losses](std::error_code) { ++*losses; });
         auto it = add_watch(dog, hid);
-        SIM_TRACE(w_, who(c), "watchdog on h" + std::to_string(hid) + " for " + ms_text(op.hold) +
-                                  (op.renewal.recreate_missing ? " (recreate_missing)" : ""));
+        SIM_TRACE(w_, who(c),
+                  "watchdog on h" + std::to_string(hid) + " for " + ms_text(op.hold) +
+                      (op.renewal.recreate_missing ? " (recreate_missing)" : ""));
         co_await sleep(c, op.hold);
         poll(*it);
         h_.end(hid);
@@ -235,8 +240,10 @@ asio::awaitable<void> schedule::run_watchdog(int c, const op_plan& op) {
     h_.release_intent(current.token());
     SIM_TRACE(w_, who(c), "release h" + std::to_string(hid));
     auto released = co_await tracked<client::release_signature>(
-        h_, "release", {}, [&cl, &current](auto handler) { cl.async_release(current, std::move(handler)); });
-    SIM_TRACE(w_, who(c), "release -> " + (std::get<0>(released) ? std::get<0>(released).message() : "ok"));
+        h_, "release", {},
+        [&cl, &current](auto handler) { cl.async_release(current, std::move(handler)); });
+    SIM_TRACE(w_, who(c),
+              "release -> " + (std::get<0>(released) ? std::get<0>(released).message() : "ok"));
 }
 
 asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
@@ -244,9 +251,10 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
     int hid = -1;
     real_ns work_start = 0;
     const auto call = h_.issue();
-    SIM_TRACE(w_, who(c), "with_lock " + options_text(op) + ", work " + ms_text(op.hold) +
-                              (op.cancellable_work ? "" : " (ignores cancellation)") +
-                              (op.cancel_after >= 0 ? ", cancelled after " + ms_text(op.cancel_after) : ""));
+    SIM_TRACE(w_, who(c),
+              "with_lock " + options_text(op) + ", work " + ms_text(op.hold) +
+                  (op.cancellable_work ? "" : " (ignores cancellation)") +
+                  (op.cancel_after >= 0 ? ", cancelled after " + ms_text(op.cancel_after) : ""));
     auto body = with_lock(
         cl, op.key, op.lock, op.renewal,
         [this, c, &op, &hid, &work_start](const watchdog& dog) -> asio::awaitable<int> {
@@ -271,9 +279,9 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
             sig->emit(asio::cancellation_type::terminal);
         });
     }
-    auto [failure, out] = co_await asio::co_spawn(
-        co_await asio::this_coro::executor, std::move(body),
-        asio::bind_cancellation_slot(sig->slot(), as_tuple));
+    auto [failure, out] =
+        co_await asio::co_spawn(co_await asio::this_coro::executor, std::move(body),
+                                asio::bind_cancellation_slot(sig->slot(), as_tuple));
     h_.completed(call, "with_lock");
     if (failure) {
         std::string what = "unknown exception";
@@ -288,7 +296,8 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
                                                 (hid >= 0 ? " (after the grant)" : ""));
         co_return;
     }
-    SIM_TRACE(w_, who(c), "with_lock -> " + (out.error ? out.error.message() + ": " + out.message : "ok"));
+    SIM_TRACE(w_, who(c),
+              "with_lock -> " + (out.error ? out.error.message() + ": " + out.message : "ok"));
     if (!out.error && hid >= 0) {
         h_.with_lock_success(hid, work_start);
     }
