@@ -12,6 +12,8 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <optional>
+
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -65,6 +67,13 @@ private:
 
     // workload.cpp
     boost::asio::awaitable<void> client_task(int c);
+    struct granted {
+        int holder;
+        lock held;
+    };
+    /// An acquire, cancelled when `op` says so; the grant is recorded in the history.
+    boost::asio::awaitable<std::optional<granted>> acquire_step(int c, const op_plan& op,
+                                                                const char* what);
     boost::asio::awaitable<void> run_plain(int c, const op_plan& op);
     boost::asio::awaitable<void> run_watchdog(int c, const op_plan& op);
     boost::asio::awaitable<void> run_with_lock(int c, const op_plan& op);

@@ -143,7 +143,8 @@ std::string options_text(const op_plan& op) {
 
 } // namespace
 
-asio::awaitable<void> schedule::run_plain(int c, const op_plan& op) {
+asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, const op_plan& op,
+                                                                         const char* what) {
     auto& cl = *clients_[static_cast<std::size_t>(c)].client;
     auto sig = std::make_shared<asio::cancellation_signal>();
     if (op.cancel_after >= 0) {
@@ -152,7 +153,7 @@ asio::awaitable<void> schedule::run_plain(int c, const op_plan& op) {
             sig->emit(asio::cancellation_type::terminal);
         });
     }
-    SIM_TRACE(w_, who(c), "acquire " + options_text(op));
+    SIM_TRACE(w_, who(c), what + options_text(op));
     auto acquired = co_await tracked<client::acquire_signature>(
         h_, "acquire", sig->slot(),
         [&cl, &op](auto handler) { cl.async_acquire(op.key, op.lock, std::move(handler)); });
@@ -160,11 +161,21 @@ asio::awaitable<void> schedule::run_plain(int c, const op_plan& op) {
     const auto& r = std::get<1>(acquired);
     SIM_TRACE(w_, who(c), "acquire -> " + (ec ? ec.message() + ": " + r.message : "ok"));
     if (ec) {
+        co_return std::nullopt;
+    }
+    const int holder = h_.grant(c, op.key, r.lock.token(), r.lock.fencing_token(),
+                                local(r.lock.valid_until()), false);
+    co_return granted{holder, r.lock};
+}
+
+asio::awaitable<void> schedule::run_plain(int c, const op_plan& op) {
+    auto& cl = *clients_[static_cast<std::size_t>(c)].client;
+    auto granted = co_await acquire_step(c, op, "acquire ");
+    if (!granted) {
         co_return;
     }
-    const int hid = h_.grant(c, op.key, r.lock.token(), r.lock.fencing_token(),
-                             local(r.lock.valid_until()), false);
-    lock held = r.lock;
+    const int hid = granted->holder;
+    lock held = granted->held;
     real_ns remaining = op.hold;
     if (op.extend_midway) {
         co_await sleep(c, op.hold / 2);
@@ -196,30 +207,16 @@ asio::awaitable<void> schedule::run_plain(int c, const op_plan& op) {
 
 asio::awaitable<void> schedule::run_watchdog(int c, const op_plan& op) {
     auto& cl = *clients_[static_cast<std::size_t>(c)].client;
-    auto sig = std::make_shared<asio::cancellation_signal>();
-    if (op.cancel_after >= 0) {
-        w_.after(op.cancel_after, c, [this, sig, c] {
-            SIM_TRACE(w_, who(c), "cancels its acquire");
-            sig->emit(asio::cancellation_type::terminal);
-        });
-    }
-    SIM_TRACE(w_, who(c), "acquire for a watchdog " + options_text(op));
-    auto acquired = co_await tracked<client::acquire_signature>(
-        h_, "acquire", sig->slot(),
-        [&cl, &op](auto handler) { cl.async_acquire(op.key, op.lock, std::move(handler)); });
-    const auto ec = std::get<0>(acquired);
-    const auto& r = std::get<1>(acquired);
-    SIM_TRACE(w_, who(c), "acquire -> " + (ec ? ec.message() + ": " + r.message : "ok"));
-    if (ec) {
+    auto granted = co_await acquire_step(c, op, "acquire for a watchdog ");
+    if (!granted) {
         co_return;
     }
-    const int hid = h_.grant(c, op.key, r.lock.token(), r.lock.fencing_token(),
-                             local(r.lock.valid_until()), false);
+    const int hid = granted->holder;
     lock current;
     {
         // (f) for the loss handler too: at most once, and exactly once if lost() says so.
         auto losses = std::make_shared<int>(0);
-        watchdog dog(cl, r.lock, op.renewal, [losses](std::error_code) { ++*losses; });
+        watchdog dog(cl, granted->held, op.renewal, [losses](std::error_code) { ++*losses; });
         auto it = add_watch(dog, hid);
         SIM_TRACE(w_, who(c),
                   "watchdog on h" + std::to_string(hid) + " for " + ms_text(op.hold) +
