@@ -48,6 +48,13 @@ struct awaited<boost::asio::awaitable<T, Executor>> {
     using type = T;
 };
 
+/// The work inside a coroutine of its own: a `work` that throws before returning its
+/// awaitable is then a failure of the work like any other, and the lock is still released.
+template <typename T, typename Work>
+boost::asio::awaitable<T> run_work(Work& work, const watchdog& dog) {
+    co_return co_await work(dog);
+}
+
 struct loss_signal {
     boost::asio::cancellation_signal signal;
     std::error_code reason;
@@ -60,7 +67,8 @@ struct loss_signal {
 /// On loss the work is cancelled through its cancellation slot (terminal): whatever it
 /// awaits completes with operation_aborted. The result's error is then lock_lost (or
 /// cancelled when the client shut down). Acquire failures are returned as they are. An
-/// exception from the work is rethrown after the release, unless the lock was lost. No
+/// exception from the work (also one thrown before its first suspension) is rethrown after
+/// the release, unless the lock was lost or the caller cancelled. No
 /// renewal can follow the release. With a multi-threaded io_context, call this on a strand.
 ///
 /// Success means the work finished while the lock was valid: a work that outlived the
@@ -68,8 +76,9 @@ struct loss_signal {
 ///
 /// @par Per-operation cancellation
 /// Cancelling the awaiting coroutine cancels the acquire, or, once the lock is held, the
-/// work (with the same cancellation type); the lock is then still released, and the result's
-/// error is cancelled. It never makes this function throw.
+/// work (with the same cancellation type; a work not yet started is not started); the lock
+/// is then still released, and the result's error is cancelled, whatever the work threw.
+/// It never makes this function throw.
 template <typename Work>
 auto with_lock(client& owner, std::string key, lock_options options, renewal_options renewal,
                Work work)
@@ -114,18 +123,26 @@ auto with_lock(client& owner, std::string key, lock_options options, renewal_opt
             loss->signal.emit(type);
         });
     }
+    // A cancellation that came while the acquire was completing reached no handler.
+    if (caller.cancelled() != asio::cancellation_type::none) {
+        *cancelled_by_caller = true;
+    }
 
     std::exception_ptr failure;
-    if constexpr (std::is_void_v<value_type>) {
-        auto [e] = co_await asio::co_spawn(
-            executor, work(dog), asio::bind_cancellation_slot(loss->signal.slot(), as_tuple));
-        failure = e;
-    } else {
-        auto [e, v] = co_await asio::co_spawn(
-            executor, work(dog), asio::bind_cancellation_slot(loss->signal.slot(), as_tuple));
-        failure = e;
-        if (!e) {
-            out.value.emplace(std::move(v));
+    if (!*cancelled_by_caller) {
+        if constexpr (std::is_void_v<value_type>) {
+            auto [e] = co_await asio::co_spawn(
+                executor, detail::run_work<value_type>(work, dog),
+                asio::bind_cancellation_slot(loss->signal.slot(), as_tuple));
+            failure = e;
+        } else {
+            auto [e, v] = co_await asio::co_spawn(
+                executor, detail::run_work<value_type>(work, dog),
+                asio::bind_cancellation_slot(loss->signal.slot(), as_tuple));
+            failure = e;
+            if (!e) {
+                out.value.emplace(std::move(v));
+            }
         }
     }
 

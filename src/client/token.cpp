@@ -4,10 +4,28 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <pthread.h>
 #include <sys/random.h>
-#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
 
 namespace redlock::detail {
+
+namespace {
+
+std::atomic<std::uint64_t> fork_generation{1};
+
+/// The current fork generation: 1 in the first process, one more in every child of a fork().
+std::uint64_t current_fork_generation() {
+    static std::once_flag registered;
+    std::call_once(registered, [] {
+        ::pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1); });
+    });
+    return fork_generation.load();
+}
+
+} // namespace
 
 void token_source::refill() {
     std::size_t filled = 0;
@@ -25,11 +43,11 @@ void token_source::refill() {
         filled += static_cast<std::size_t>(got);
     }
     used_ = 0;
-    filled_by_ = ::getpid();
+    filled_in_ = current_fork_generation();
 }
 
 std::string token_source::next() {
-    if (pool_.size() - used_ < token_bytes || filled_by_ != ::getpid()) {
+    if (pool_.size() - used_ < token_bytes || filled_in_ != current_fork_generation()) {
         refill();
     }
     static constexpr char hex[] = "0123456789abcdef";

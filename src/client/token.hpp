@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include <sys/types.h>
+#include <cstdint>
 
 namespace redlock::detail {
 
@@ -24,9 +24,11 @@ private:
 
     std::array<unsigned char, 4096> pool_{};
     std::size_t used_ = pool_.size();
-    // The process that filled the pool. A fork()ed child inherits the pool: drawing from it
-    // would give the child the parent's next tokens, and two holders one token.
-    pid_t filled_by_ = 0;
+    // The fork generation the pool was filled in. A fork()ed child inherits the pool: drawing
+    // from it would give the child the parent's next tokens, and two holders one token. A
+    // generation counted by a pthread_atfork child handler, not the pid: a descendant can be
+    // given the pid of an ancestor that has exited.
+    std::uint64_t filled_in_ = 0;
 };
 
 } // namespace redlock::detail

@@ -150,9 +150,10 @@ void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
         options_.fencing ? classify_fence_acquire_reply(reply) : classify_set_reply(reply);
     const auto now = this->now();
     const bool current = tag.attempt == fsm_.attempt() && fsm_.collecting_grants();
-    if (c.noscript && current) {
+    if (c.noscript && current && !tag.resent) {
         // Nothing ran (restart, SCRIPT FLUSH). Resent only while the attempt is open: after
         // a decision the cleanup is already queued, and a SET must never overtake it.
+        tag.resent = true;
         send_set(tag.node, tag, true);
         return;
     }
@@ -179,7 +180,8 @@ void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply) {
         return;
     }
     const auto c = classify_script_reply(reply);
-    if (c.noscript) {
+    if (c.noscript && !tag.resent) {
+        tag.resent = true;
         send_raise(tag.node, tag, true);
         return;
     }

@@ -22,13 +22,17 @@ struct reply_tag {
     unsigned attempt;
     command_kind kind;
     std::size_t node;
+    /// Sent again as EVAL after NOSCRIPT: a NOSCRIPT to this one is an answer, never a
+    /// reason to send it once more (a node that says NOSCRIPT to EVAL would loop forever).
+    bool resent = false;
 
     std::uint64_t pack() const noexcept {
-        return (std::uint64_t{attempt} << 24) | (std::uint64_t(kind) << 16) | node;
+        return (std::uint64_t{attempt} << 25) | (std::uint64_t{resent} << 24) |
+               (std::uint64_t(kind) << 16) | node;
     }
     static reply_tag unpack(std::uint64_t v) noexcept {
-        return {static_cast<unsigned>(v >> 24), static_cast<command_kind>((v >> 16) & 0xff),
-                static_cast<std::size_t>(v & 0xffff)};
+        return {static_cast<unsigned>(v >> 25), static_cast<command_kind>((v >> 16) & 0xff),
+                static_cast<std::size_t>(v & 0xffff), ((v >> 24) & 1) != 0};
     }
 };
 

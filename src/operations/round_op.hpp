@@ -65,11 +65,12 @@ public:
     }
 
     void on_reply(std::uint64_t packed, const node_reply& reply) override {
-        const auto tag = reply_tag::unpack(packed);
+        auto tag = reply_tag::unpack(packed);
         const auto c = classify_script_reply(reply);
-        if (c.noscript &&
+        if (c.noscript && !tag.resent &&
             Traits::may_resend(*impl_, fsm_, held_, completion_.done(), succeeded_, now())) {
             // Nothing ran (SCRIPT FLUSH since the connection loaded it): the same call as EVAL.
+            tag.resent = true;
             send(tag.node, call(true), tag);
             return;
         }

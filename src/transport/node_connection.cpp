@@ -223,7 +223,10 @@ bool node_connection::connect_to(const std::string& host) {
         redisEnableKeepAlive(&context_->c);
     }
     adapter_ = hiredis_adapter::attach(strand_, context_);
-    queue_handshake();
+    if (!queue_handshake()) {
+        drop_connection("cannot queue the connection handshake (out of memory)");
+        return false;
+    }
     if (handshake_outstanding_ == 0) {
         release_held_back(); // what waited for the host name
     }
@@ -240,43 +243,55 @@ bool node_connection::connect_to(const std::string& host) {
     return true;
 }
 
-void node_connection::queue_handshake() {
-    if (!address_.password.empty()) {
-        if (address_.user.empty()) {
-            redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "AUTH %b",
-                              address_.password.data(), address_.password.size());
-        } else {
-            redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "AUTH %b %b",
-                              address_.user.data(), address_.user.size(), address_.password.data(),
-                              address_.password.size());
+bool node_connection::queue_handshake() {
+    // A step hiredis could not queue (out of memory) must not get a pending_ entry: every
+    // later reply would then be handed to the command before it.
+    const auto step = [this](int queued, std::uint64_t which) {
+        if (queued == REDIS_OK) {
+            pending_.push_back({nullptr, which});
         }
-        pending_.push_back({nullptr, handshake_auth});
+        return queued == REDIS_OK;
+    };
+    if (!address_.password.empty()) {
+        const int queued =
+            address_.user.empty()
+                ? redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "AUTH %b",
+                                    address_.password.data(), address_.password.size())
+                : redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "AUTH %b %b",
+                                    address_.user.data(), address_.user.size(),
+                                    address_.password.data(), address_.password.size());
+        if (!step(queued, handshake_auth)) {
+            return false;
+        }
         ++handshake_outstanding_;
     }
     if (address_.db != 0) {
-        redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "SELECT %d",
-                          address_.db);
-        pending_.push_back({nullptr, handshake_select});
+        if (!step(redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "SELECT %d",
+                                    address_.db),
+                  handshake_select)) {
+            return false;
+        }
         ++handshake_outstanding_;
     }
     // For the restart quarantine, and to recognise two addresses of one server by run_id
     // (sent with the quarantine off too, for that). Its reply precedes every vote on this
     // connection, but nothing waits for it: it gates no command, only how votes are counted.
-    redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "INFO server");
-    pending_.push_back({nullptr, handshake_info});
-    load_scripts();
-}
-
-void node_connection::load_scripts() {
+    if (!step(redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "INFO server"),
+              handshake_info)) {
+        return false;
+    }
     // Every script in the node's cache before the first lock command, so that NOSCRIPT (and
     // the resend it calls for) only follows a SCRIPT FLUSH. Nothing waits for these: a
     // refusal (ACL without +script) only leaves the EVAL fallback to do the work.
     for (const auto* s :
          {&release_script, &extend_script, &fence_acquire_script, &fence_raise_script}) {
-        redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "SCRIPT LOAD %b",
-                          s->text.data(), s->text.size());
-        pending_.push_back({nullptr, handshake_script_load});
+        if (!step(redisAsyncCommand(context_, &node_connection::on_reply_thunk, this,
+                                    "SCRIPT LOAD %b", s->text.data(), s->text.size()),
+                  handshake_script_load)) {
+            return false;
+        }
     }
+    return true;
 }
 
 void node_connection::on_server_info(const redisReply* reply) {
@@ -301,6 +316,9 @@ void node_connection::on_server_info(const redisReply* reply) {
     long long uptime = 0;
     const auto uptime_text = info_field(info, "uptime_in_seconds");
     std::from_chars(uptime_text.data(), uptime_text.data() + uptime_text.size(), uptime);
+    // A hostile or broken node's uptime must not overflow the clock: a year is plenty for
+    // any quarantine.
+    uptime = std::clamp<long long>(uptime, 0, 365LL * 24 * 3600);
     const auto now = std::chrono::steady_clock::now();
     if (!run_id_.empty() && run_id != run_id_) {
         started_at_ = now;
@@ -358,6 +376,7 @@ void node_connection::on_reply(redisReply* reply) {
         p.target->on_reply(p.tag,
                            node_reply{make_error_code(why), nullptr,
                                       last_error_.empty() ? "connection lost" : last_error_});
+        let_go(std::move(p.target));
         return;
     }
     std::string_view message;
@@ -368,6 +387,16 @@ void node_connection::on_reply(redisReply* reply) {
     if (state_ == state::shut_down && pending_.empty() && context_) {
         // Drained: hiredis frees the context once this callback returns.
         drop_connection(last_error_);
+    }
+    let_go(std::move(p.target));
+}
+
+void node_connection::let_go(std::shared_ptr<reply_target> target) {
+    // The last owner of an operation may be the last owner of the client, and with it of
+    // this connection: never destroyed inside a hiredis callback, which goes on using the
+    // context (and this) after the callback returns.
+    if (target.use_count() == 1) {
+        asio::post(strand_, [target = std::move(target)] {});
     }
 }
 

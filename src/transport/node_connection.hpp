@@ -78,8 +78,9 @@ private:
                    std::uint64_t tag);
     void issue(const command& cmd, const std::shared_ptr<reply_target>& target, std::uint64_t tag);
     void release_held_back();
-    void queue_handshake();
-    void load_scripts();
+    /// False when hiredis could not queue a step.
+    bool queue_handshake();
+    void let_go(std::shared_ptr<reply_target> target);
     void on_reply(redisReply* reply);
     void on_handshake_reply(const redisReply* reply, std::uint64_t step);
     void on_server_info(const redisReply* reply);

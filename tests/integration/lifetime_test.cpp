@@ -156,6 +156,24 @@ TEST_F(nodes_test, no_renewal_is_sent_again_behind_the_release) {
     EXPECT_EQ(inspector(1).get("resent"), std::nullopt) << "the key was written back";
 }
 
+// Found by the review of issue 12's change: with the drain, the operations waiting for the
+// last replies were the client's last owners, and the last reply freed the client, and its
+// connection, inside hiredis' callback, which then used the freed connection (ASan, valgrind).
+TEST_F(nodes_test, a_client_destroyed_with_commands_in_flight_outlives_their_replies) {
+    asio::io_context io;
+    auto single = config();
+    single.nodes.resize(1);
+    auto owner = std::make_unique<client>(io.get_executor(), single);
+    std::optional<std::error_code> outcome;
+    owner->async_acquire("in-flight", options(),
+                         [&](std::error_code ec, acquire_result) { outcome = ec; });
+    asio::post(io, [&] { owner.reset(); });
+    io.run();
+    ASSERT_TRUE(outcome.has_value());
+    EXPECT_EQ(*outcome, errc::cancelled);
+    EXPECT_EQ(keys_everywhere(), 0) << "the cancelled acquire's cleanup was drained";
+}
+
 // Regression (issue 12, defect 8): a completion handler ran inside hiredis' reply parsing
 // (dispatched from the reply callback), so a handler that threw unwound through C code and
 // abandoned the replies behind its own in the same read. Handlers are posted: the exception

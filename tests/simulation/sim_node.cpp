@@ -118,8 +118,8 @@ std::string sim_node::execute(const std::vector<std::string>& args, const std::s
         static const char* const errors[] = {
             "READONLY You can't write against a read only replica.",
             "OOM command not allowed when used memory > 'maxmemory'.",
-            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
-            "NOSAVE.",
+            ("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+             "NOSAVE."),
             "NOPERM this user has no permissions to run one of the commands"};
         std::string e = errors[world_.uniform(0, 3)];
         SIM_TRACE(world_, name(), who + " " + args[0] + " -> injected -" + e.substr(0, 8));

@@ -46,6 +46,7 @@ public:
               const std::shared_ptr<redlock::detail::reply_target>& target,
               std::uint64_t tag) override {
         sent_.push_back({std::string(cmd.args[0]), target, tag});
+        ++sent_count_;
     }
     void shutdown(std::chrono::milliseconds) override { sent_.clear(); }
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
@@ -58,8 +59,16 @@ public:
     /// Answers everything sent so far.
     void answer_all() {
         static char ok[] = "OK";
+        static char noscript[] = "NOSCRIPT No matching script. Please use EVAL.";
         for (auto& s : std::exchange(sent_, {})) {
             redisReply reply{};
+            if (always_noscript_ && s.name != "SET") {
+                reply.type = REDIS_REPLY_ERROR;
+                reply.str = noscript;
+                reply.len = sizeof noscript - 1;
+                s.target->on_reply(s.tag, redlock::detail::node_reply{{}, &reply, noscript});
+                continue;
+            }
             if (refuses_) {
                 if (s.name == "SET") {
                     reply.type = REDIS_REPLY_NIL;
@@ -83,6 +92,9 @@ public:
     std::string run_id_;
     std::string undetectable_;
     bool refuses_ = false;
+    /// Answers every script with NOSCRIPT, EVAL included (a broken or hostile node).
+    bool always_noscript_ = false;
+    std::size_t sent_count_ = 0;
 
 private:
     struct sent {
@@ -158,6 +170,20 @@ public:
         answer();
         EXPECT_TRUE(extended);
         return extended ? *extended : redlock::lock{};
+    }
+
+    /// Starts a release; `rounds` times, every node answers what it was sent.
+    void release(const redlock::lock& held, int rounds) {
+        client_->async_release(held, [](std::error_code, redlock::release_result) {});
+        for (int i = 0; i < rounds; ++i) {
+            io_.poll();
+            io_.restart();
+            for (auto* link : links_) {
+                link->answer_all();
+            }
+        }
+        io_.poll();
+        io_.restart();
     }
 
     /// Node `node` restarts now, as its link would find out on reconnecting.
@@ -318,3 +344,17 @@ TEST(restarts_undetectable, the_nodes_grants_count_with_the_quarantine_off) {
 }
 
 } // namespace
+
+// Found by the review of issue 12's change: a node answering NOSCRIPT even to EVAL had the
+// same command sent again for ever (thousands a second), holding the operation and the
+// client alive.
+TEST(noscript, a_command_is_sent_again_at_most_once) {
+    scripted_client c;
+    const auto held = c.acquire({});
+    auto& broken = c.link(0);
+    broken.always_noscript_ = true;
+    const auto before = broken.sent_count_;
+    c.release(held, 10);
+    EXPECT_EQ(broken.sent_count_ - before, 2u) << "EVALSHA, then EVAL once";
+    EXPECT_FALSE(broken.has_sent());
+}
