@@ -7,15 +7,32 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
-#include <iterator>
 #include <memory>
+#include <string>
 #include <thread>
+
+#include <unistd.h>
 
 namespace {
 
-std::size_t threads_of_this_process() {
-    const std::filesystem::directory_iterator tasks("/proc/self/task");
-    return static_cast<std::size_t>(std::distance(begin(tasks), end(tasks)));
+/// The kernel's id of the thread running `client`'s handlers.
+pid_t io_thread_of(redlock::blocking_client& client) {
+    std::promise<pid_t> tid;
+    boost::asio::post(client.async_client().get_executor(), [&] { tid.set_value(::gettid()); });
+    return tid.get_future().get();
+}
+
+/// Whether that thread has ended, within a few seconds (counting all threads would count a
+/// sanitizer's own; a joined thread may linger in /proc for a moment).
+bool thread_ended(pid_t tid) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::filesystem::exists("/proc/self/task/" + std::to_string(tid))) {
+        if (std::chrono::steady_clock::now() > until) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
 }
 
 redlock::client_config unreachable_node() {
@@ -25,8 +42,8 @@ redlock::client_config unreachable_node() {
 }
 
 TEST(blocking_client, may_be_destroyed_by_a_handler_on_its_own_io_thread) {
-    const auto threads_before = threads_of_this_process();
     auto owned = std::make_unique<redlock::blocking_client>(unreachable_node());
+    const auto io_thread = io_thread_of(*owned);
     auto& async = owned->async_client();
     // Work in flight when the destructor runs: an acquire retrying against a dead node.
     redlock::lock_options options;
@@ -48,24 +65,21 @@ TEST(blocking_client, may_be_destroyed_by_a_handler_on_its_own_io_thread) {
 
     // The I/O thread ends by itself once what was in flight has finished, and frees the
     // io_context only then (a use-after-free here is what ASan would report).
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (threads_of_this_process() > threads_before && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    EXPECT_LE(threads_of_this_process(), threads_before);
+    EXPECT_TRUE(thread_ended(io_thread));
 }
 
 TEST(blocking_client, destroyed_from_another_thread_joins_its_io_thread) {
-    const auto threads_before = threads_of_this_process();
+    pid_t io_thread = 0;
     {
         redlock::blocking_client client(unreachable_node());
+        io_thread = io_thread_of(client);
         std::error_code ec;
         redlock::lock_options options;
         options.retry.max_attempts = 1;
         client.acquire("k", options, ec);
         EXPECT_EQ(ec, redlock::errc::quorum_unreachable);
     }
-    EXPECT_LE(threads_of_this_process(), threads_before);
+    EXPECT_TRUE(thread_ended(io_thread));
 }
 
 } // namespace
