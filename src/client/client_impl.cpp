@@ -28,14 +28,11 @@ void client_impl::log(log_level level, const std::string& message) const {
     }
 }
 
-void client_impl::note_ttl(const lock_options& options) noexcept {
+void client_impl::note_options(const lock_options& options) noexcept {
     largest_ttl_ = std::max(largest_ttl_, options.ttl);
     largest_drift_factor_ = std::max(largest_drift_factor_, options.clock_drift_factor);
     largest_drift_allowance_ = std::max(largest_drift_allowance_, options.drift_allowance);
-}
-
-void client_impl::note_node_timeout(std::chrono::milliseconds timeout) noexcept {
-    largest_node_timeout_ = std::max(largest_node_timeout_, timeout);
+    largest_node_timeout_ = std::max(largest_node_timeout_, options.node_timeout);
 }
 
 void client_impl::extend_alive(const std::string& token) {

@@ -52,12 +52,10 @@ public:
     std::uint64_t next_random() { return jitter_(); }
     void log(log_level level, const std::string& message) const;
 
-    /// Acquires and extends (renewals too) report the options of every key they set to
-    /// expire: the quarantine covers the largest ttl in use, with the largest drift.
-    void note_ttl(const lock_options& options) noexcept;
-    /// Operations report their node_timeout here: a shutdown lets the commands already sent
-    /// be answered for up to the largest one in use.
-    void note_node_timeout(std::chrono::milliseconds timeout) noexcept;
+    /// Every operation reports the options of the keys it acts on (an extend with the ttl it
+    /// sets): the quarantine covers the largest ttl in use, with the largest drift, and a
+    /// shutdown lets the commands already sent be answered for up to the largest node_timeout.
+    void note_options(const lock_options& options) noexcept;
     /// Whether `node`'s votes must not count now, and for how much longer.
     /// Also reports quarantine transitions to the metrics observer.
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,

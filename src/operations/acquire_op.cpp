@@ -30,8 +30,7 @@ void acquire_op::start() {
             }
         });
     });
-    impl_->note_ttl(options_);
-    impl_->note_node_timeout(options_.node_timeout);
+    impl_->note_options(options_);
     act(fsm_.start(now()));
 }
 

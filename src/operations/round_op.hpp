@@ -45,14 +45,11 @@ public:
                 }
             });
         });
-        if constexpr (Traits::sends_ttl) {
-            // An extend (a renewal too) may set keys to outlive every acquire's ttl: a node
-            // restarting empty must stay quarantined for as long as they would have lived.
-            auto set_with = held_.options();
-            set_with.ttl = ttl_;
-            impl_->note_ttl(set_with);
-        }
-        impl_->note_node_timeout(held_.options().node_timeout);
+        auto in_use = held_.options();
+        // An extend (a renewal too) may set keys to outlive every acquire's ttl: a node
+        // restarting empty must stay quarantined for as long as they would have lived.
+        in_use.ttl = ttl_;
+        impl_->note_options(in_use);
         Traits::starting(*impl_, held_);
         act(Traits::start(fsm_, now(), held_));
     }
