@@ -37,6 +37,26 @@ struct quarantine_options {
     std::chrono::milliseconds assumed_max_ttl{0};
 };
 
+/// TLS for the nodes given as `rediss://`. Verification is always on unless the loudly
+/// named switch below turns it off.
+struct tls_options {
+    /// PEM file of trusted CA certificates. With ca_directory also empty, the system trust
+    /// store (OpenSSL's default paths) is used.
+    std::string ca_file;
+    /// Directory of hashed CA certificates (c_rehash / openssl rehash layout).
+    std::string ca_directory;
+    /// Client certificate chain and its private key (PEM), for nodes that require mutual TLS
+    /// (redis-server --tls-auth-clients yes). Both or neither.
+    std::string certificate_file;
+    std::string private_key_file;
+    /// Name sent as SNI and checked against the server's certificate. Empty means each node's
+    /// own host; an IP literal is checked against the certificate's IP addresses.
+    std::string server_name;
+    /// Accepts any certificate from anyone: a man in the middle can then grant, hold or
+    /// steal every lock. For throwaway test setups only; every connection logs a warning.
+    bool dangerously_skip_verification = false;
+};
+
 /// How a client reaches its nodes. Defaults suit masters on a local network.
 struct client_config {
     /// Addresses of the independent masters (see parse_node_address). At least one, no
@@ -55,6 +75,13 @@ struct client_config {
     /// Commands sent to one node and not yet answered, beyond which new commands fail
     /// with node_backlogged instead of queueing behind a stalled node.
     std::size_t max_in_flight_per_node = 65536;
+    /// Largest reply one command may get, in bytes (a bulk string, an error text, an array
+    /// with everything in it). A node that sends more, or announces more, loses its
+    /// connection: a broken or hostile node cannot make this process hold its data.
+    /// Our commands' replies are a few hundred bytes; INFO server about 2 KiB.
+    std::size_t max_reply_size = 1024 * 1024;
+    /// See tls_options; used by `rediss://` nodes only.
+    tls_options tls;
     /// Optional; nothing is logged when empty.
     logger log;
     quarantine_options quarantine;

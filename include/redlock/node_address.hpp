@@ -19,10 +19,14 @@ struct node_address {
     std::string user;     ///< ACL user; empty means the default user
     std::string password; ///< empty means no AUTH
     int db = 0;           ///< SELECTed on every (re)connect when not 0
+    bool tls = false;     ///< tcp only: `rediss://`, TLS as configured in client_config::tls
 
-    /// `host:port` or `unix:///path`, without credentials: safe for logs, and parses back to
-    /// the same server.
+    /// `host:port` or `unix:///path`, without credentials: safe for logs and metrics labels,
+    /// and parses back to the same server.
     std::string display() const;
+    /// The whole address as a URL with the password replaced by `***`
+    /// (`rediss://locker:***@host:6379/2`): what errors, logs and `status` show.
+    std::string redacted() const;
 
     /// The same server regardless of credentials or database: two such entries
     /// would not be independent nodes.
@@ -31,9 +35,11 @@ struct node_address {
 
 /// Parses one of
 ///   `host:port`, `host` (port 6379), `[v6]:port`,
-///   `redis://[user:password@]host[:port][/db]`,
+///   `redis://[user:password@]host[:port][/db]`, `rediss://...` (the same, over TLS),
 ///   `unix:///path/to.sock[?db=N&user=U&password=P]`, `/path/to.sock`.
-/// On failure returns errc::invalid_argument and puts the reason in `why`.
+/// A unix socket path must fit sockaddr_un (107 bytes); a longer one is refused, never cut.
+/// On failure returns errc::invalid_argument and puts the reason in `why`, which never
+/// contains the password.
 std::error_code parse_node_address(std::string_view text, node_address& out, std::string& why);
 
 } // namespace redlock

@@ -3,6 +3,7 @@
 #include "redlock/error.hpp"
 
 #include <charconv>
+#include <sys/un.h>
 #include <limits>
 
 namespace redlock {
@@ -52,6 +53,27 @@ std::string percent_decode(std::string_view text) {
         }
         out.push_back(static_cast<char>(hi * 16 + lo));
         i += 2;
+    }
+    return out;
+}
+
+/// Everything but RFC 3986's unreserved characters escaped: a user name may hold '@', ':'
+/// or (decoded from an escape) control characters that must not reach a terminal.
+std::string percent_encode(std::string_view text) {
+    static constexpr char digits[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        const bool unreserved = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') ||
+                                (u >= '0' && u <= '9') || u == '-' || u == '.' || u == '_' ||
+                                u == '~';
+        if (unreserved) {
+            out.push_back(c);
+        } else {
+            out.push_back('%');
+            out.push_back(digits[u >> 4]);
+            out.push_back(digits[u & 15]);
+        }
     }
     return out;
 }
@@ -180,6 +202,11 @@ void parse_unix(std::string_view rest, node_address& out) {
     if (path.empty() || path[0] != '/') {
         throw parse_failure{"unix socket path must be absolute"};
     }
+    if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+        throw parse_failure{"unix socket path is " + std::to_string(path.size()) +
+                            " bytes long, over the system's limit of " +
+                            std::to_string(sizeof(sockaddr_un{}.sun_path) - 1)};
+    }
     out.kind = node_address::transport::unix_socket;
     out.path = std::string(path);
     if (question != std::string_view::npos) {
@@ -200,15 +227,14 @@ void parse(std::string_view text, node_address& out) {
     if (scheme_end != std::string_view::npos) {
         const auto scheme = text.substr(0, scheme_end);
         const auto rest = text.substr(scheme_end + 3);
-        if (scheme == "redis") {
+        if (scheme == "redis" || scheme == "rediss") {
+            out.tls = scheme == "rediss";
             parse_redis_url(rest, out);
         } else if (scheme == "unix") {
             parse_unix(rest, out);
-        } else if (scheme == "rediss") {
-            throw parse_failure{"TLS (rediss://) is not supported by this build"};
         } else {
             throw parse_failure{"unknown scheme \"" + std::string(scheme) +
-                                "\" (use redis:// or unix://)"};
+                                "\" (use redis://, rediss:// or unix://)"};
         }
     } else if (text.starts_with("unix:")) {
         parse_unix(text.substr(5), out);
@@ -228,6 +254,34 @@ std::string node_address::display() const {
     }
     const bool v6 = host.find(':') != std::string::npos;
     return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+std::string node_address::redacted() const {
+    const std::string name = percent_encode(user);
+    std::string credentials;
+    if (!password.empty()) {
+        credentials = (user.empty() ? "" : name + ":") + "***@";
+    } else if (!user.empty()) {
+        credentials = name + "@";
+    }
+    if (kind == transport::unix_socket) {
+        std::string query;
+        const auto add = [&query](const std::string& item) {
+            query += (query.empty() ? "?" : "&") + item;
+        };
+        if (db != 0) {
+            add("db=" + std::to_string(db));
+        }
+        if (!user.empty()) {
+            add("user=" + name);
+        }
+        if (!password.empty()) {
+            add("password=***");
+        }
+        return "unix://" + path + query;
+    }
+    return std::string(tls ? "rediss://" : "redis://") + credentials + display() +
+           (db != 0 ? "/" + std::to_string(db) : "");
 }
 
 bool node_address::same_server(const node_address& other) const noexcept {

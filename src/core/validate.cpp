@@ -108,7 +108,8 @@ std::string check_client_config(const client_config& c, std::vector<node_address
         node_address parsed;
         std::string why;
         if (parse_node_address(c.nodes[i], parsed, why)) {
-            return "nodes[" + std::to_string(i) + "] \"" + c.nodes[i] + "\": " + why;
+            // Not the text itself: it may hold a password.
+            return "nodes[" + std::to_string(i) + "]: " + why;
         }
         for (std::size_t j = 0; j < addresses.size(); ++j) {
             if (addresses[j].same_server(parsed)) {

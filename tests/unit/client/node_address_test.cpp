@@ -98,12 +98,49 @@ TEST(node_address, malformed_addresses_are_explained) {
     parse_error("redis://host/abc");
     parse_error("redis://host/-1");
     parse_error("redis://host/99999999999");
-    EXPECT_NE(parse_error("rediss://host").find("TLS"), std::string::npos);
     EXPECT_NE(parse_error("http://host").find("scheme"), std::string::npos);
     parse_error("unix://relative/path");
     parse_error("unix:///tmp/a.sock?db");
     parse_error("unix:///tmp/a.sock?color=blue");
     parse_error("host/name:1");
+}
+
+TEST(node_address, rediss_is_the_redis_url_over_tls) {
+    const auto a = parse_ok("rediss://locker:s3cret@cache.example:6380/2");
+    EXPECT_TRUE(a.tls);
+    EXPECT_EQ(a.host, "cache.example");
+    EXPECT_EQ(a.port, 6380);
+    EXPECT_EQ(a.user, "locker");
+    EXPECT_EQ(a.db, 2);
+    EXPECT_FALSE(parse_ok("redis://cache.example").tls);
+    EXPECT_FALSE(parse_ok("cache.example:6380").tls);
+    EXPECT_NE(parse_error("rediss://").find("host"), std::string::npos);
+}
+
+TEST(node_address, redacted_shows_everything_but_the_password) {
+    EXPECT_EQ(parse_ok("rediss://locker:s3cret@cache.example:6380/2").redacted(),
+              "rediss://locker:***@cache.example:6380/2");
+    EXPECT_EQ(parse_ok("redis://s3cret@[::1]:7001").redacted(), "redis://***@[::1]:7001");
+    EXPECT_EQ(parse_ok("10.0.0.1:7001").redacted(), "redis://10.0.0.1:7001");
+    EXPECT_EQ(parse_ok("unix:///run/r.sock?db=3&user=a%40b&password=s3cret").redacted(),
+              "unix:///run/r.sock?db=3&user=a%40b&password=***");
+    // A user name decoded into a control character is escaped again, not printed raw.
+    EXPECT_EQ(parse_ok("redis://a%0Ab:s3cret@h:1").redacted(), "redis://a%0Ab:***@h:1");
+}
+
+TEST(node_address, errors_never_repeat_the_password) {
+    for (const char* text : {"redis://u:s3cret@host:99999", "redis://u:s3cret@ho st",
+                             "redis://u:s3cret@host/x", "unix:///a?password=s3cret&color=1"}) {
+        EXPECT_EQ(parse_error(text).find("s3cret"), std::string::npos) << text;
+    }
+}
+
+TEST(node_address, unix_paths_longer_than_sun_path_are_refused_not_cut) {
+    const std::string fits = "/" + std::string(106, 'a');
+    EXPECT_EQ(parse_ok(fits).path, fits);
+    const auto why = parse_error("/" + std::string(107, 'a'));
+    EXPECT_NE(why.find("107"), std::string::npos) << why;
+    parse_error("unix:///" + std::string(200, 'b') + "?db=1");
 }
 
 TEST(node_address, same_server_ignores_credentials_db_and_case) {

@@ -105,8 +105,9 @@ TEST(validate, node_lists) {
     EXPECT_NE(why.find("nodes[3]"), std::string::npos) << why;
 
     auto bad = five();
-    bad.nodes[2] = "127.0.0.1:port";
+    bad.nodes[2] = "redis://u:s3cret@127.0.0.1:port";
     EXPECT_NE(config_error(bad).find("nodes[2]"), std::string::npos);
+    EXPECT_EQ(config_error(bad).find("s3cret"), std::string::npos) << "no password in errors";
 
     auto even = five();
     even.nodes.pop_back();
