@@ -339,7 +339,9 @@ TEST_P(hostile_node, its_vote_fails_with_its_reason_when_it_decides) {
     ASSERT_EQ(r.votes.size(), 3u);
     const auto& hostile = r.votes[2];
     EXPECT_NE(r.votes[0].outcome, node_outcome::refused);
-    EXPECT_EQ(r.votes[1].outcome, node_outcome::refused);
+    // Pending when a hostile grant made the quorum first.
+    EXPECT_NE(r.votes[1].outcome, node_outcome::granted);
+    EXPECT_NE(r.votes[1].outcome, node_outcome::failed);
     expect_clean(hostile);
     expect_clean(r.message);
     if (hostile.outcome == node_outcome::granted) {
@@ -379,14 +381,20 @@ TEST_P(hostile_node, the_honest_two_grant_and_release_again_and_again) {
         const auto got = client.acquire(k, o, ec);
         ASSERT_FALSE(ec) << got.message;
         ASSERT_EQ(got.votes.size(), 3u);
-        EXPECT_EQ(got.votes[0].outcome, node_outcome::granted);
-        EXPECT_EQ(got.votes[1].outcome, node_outcome::granted);
-        if (!expected.may_grant) {
+        if (expected.may_grant) {
+            // A hostile grant may make the quorum with one honest node; the other's SET
+            // is on its way.
+            EXPECT_GE(count(got.votes, node_outcome::granted), 2u);
+        } else {
+            EXPECT_EQ(got.votes[0].outcome, node_outcome::granted);
+            EXPECT_EQ(got.votes[1].outcome, node_outcome::granted);
             EXPECT_NE(got.votes[2].outcome, node_outcome::granted);
         }
         expect_clean(got.votes[2]);
-        EXPECT_EQ(inspector(1).get(k), got.lock.token());
-        EXPECT_EQ(inspector(2).get(k), got.lock.token());
+        for (int node : {1, 2}) {
+            EXPECT_TRUE(eventually([&] { return inspector(node).get(k) == got.lock.token(); }))
+                << "node " << node;
+        }
 
         const auto released = client.release(got.lock, ec);
         EXPECT_FALSE(ec) << released.message;
