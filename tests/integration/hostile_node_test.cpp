@@ -347,8 +347,11 @@ TEST_P(hostile_node, its_vote_fails_with_its_reason_when_it_decides) {
     if (hostile.outcome == node_outcome::granted) {
         EXPECT_TRUE(expected.may_grant) << "a grant from a node that never said OK";
         ASSERT_FALSE(ec) << r.message;
+        // Held on node 1 and the hostile node only. The unsolicited reply cost the hostile
+        // node its connection, so the release may find a single copy: lock_lost is the truth.
         auto released = client.release(r.lock, ec);
-        EXPECT_FALSE(ec) << released.message;
+        EXPECT_TRUE(!ec || ec == errc::lock_lost) << released.message;
+        expect_clean(released.message);
     } else {
         EXPECT_EQ(ec, errc::quorum_unreachable) << r.message;
         EXPECT_EQ(hostile.outcome, node_outcome::failed);
