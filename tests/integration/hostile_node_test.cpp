@@ -447,6 +447,10 @@ TEST_P(hostile_node, a_watchdog_renews_on_the_honest_two_with_bounded_memory) {
         EXPECT_EQ(inspector(2).get(k), got.lock.token());
         renewed = dog.current();
     }
+    // In the XML report (--gtest_output=xml), for docs/reliability.md.
+    RecordProperty("rss_growth_kib", std::to_string(rss_peak - rss_before));
+    RecordProperty("hostile_bytes_sent_kib", std::to_string(server.bytes_sent() / 1024));
+    RecordProperty("hostile_connections", std::to_string(server.connections_accepted()));
     // Under a sanitizer freed memory sits in quarantine and every allocation costs more:
     // the figure says nothing there.
     if (!sanitized()) {

@@ -137,6 +137,32 @@ std::string huge_error_reply() {
     return reply + "\r\n";
 }
 
+using payload = std::shared_ptr<const std::string>;
+
+/// The large bytes a mode sends again and again (the whole error reply, one chunk of a flood),
+/// built once, before a test takes its first memory reading: this server shares the process
+/// with the client under test, and its own copies must not count as the client's growth.
+payload large_bytes(hostile_server::mode m) {
+    using mode = hostile_server::mode;
+    switch (m) {
+    case mode::huge_error:
+        return std::make_shared<const std::string>(huge_error_reply());
+    case mode::huge_bulk_slow:
+        return std::make_shared<const std::string>(flood_chunk_size, 'x');
+    case mode::huge_array: {
+        // A quarter of the bulk's pace: a client that builds every element grows by a
+        // dozen times what it reads.
+        std::string elements;
+        while (elements.size() < flood_chunk_size / 4) {
+            elements += ":0\r\n";
+        }
+        return std::make_shared<const std::string>(std::move(elements));
+    }
+    default:
+        return nullptr;
+    }
+}
+
 /// Well-formed RESP of a type that `command` never returns, a different one on each turn.
 std::string wrong_type_reply(const std::string& command, unsigned turn) {
     // SET answers +OK or nil.
@@ -163,9 +189,11 @@ struct hostile_server::impl {
     class session;
 
     explicit impl(hostile_server::mode m)
-        : current(m) {}
+        : current(m)
+        , large(large_bytes(m)) {}
 
     hostile_server::mode current;
+    payload large;
     asio::io_context io;
     tcp::acceptor acceptor{io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)};
     // Read once here: the I/O thread owns the acceptor from then on.
@@ -300,21 +328,14 @@ private:
             break;
         }
         case mode::huge_error:
-            send(huge_error_reply());
+            send(server_.large);
             break;
         case mode::huge_bulk_slow:
-            flood("$4294967296\r\n", std::string(flood_chunk_size, 'x'));
+            flood("$4294967296\r\n");
             break;
-        case mode::huge_array: {
-            // A quarter of the bulk's pace: a client that builds every element grows by a
-            // dozen times what it reads.
-            std::string elements;
-            while (elements.size() < flood_chunk_size / 4) {
-                elements += ":0\r\n";
-            }
-            flood("*2147483647\r\n", elements);
+        case mode::huge_array:
+            flood("*2147483647\r\n");
             break;
-        }
         case mode::control_chars: {
             std::string reply = "-ERR \x1b[31mred";
             reply += '\x07';
@@ -326,15 +347,15 @@ private:
         }
     }
 
-    /// Starts a reply that never ends: `header`, then `chunk` every flood_interval for as
-    /// long as the client keeps reading. Later commands on this connection are never reached.
-    void flood(const std::string& header, std::string chunk) {
+    /// Starts a reply that never ends: `header`, then the mode's large bytes every
+    /// flood_interval for as long as the client keeps reading. Later commands on this
+    /// connection are never reached.
+    void flood(std::string header) {
         if (flooding_) {
             return;
         }
         flooding_ = true;
-        flood_chunk_ = std::move(chunk);
-        send(header);
+        send(std::move(header));
         next_flood_chunk();
     }
 
@@ -346,13 +367,14 @@ private:
             }
             // Only as fast as the client reads: this server must not buffer its own flood.
             if (!self->writing_) {
-                self->send(self->flood_chunk_);
+                self->send(self->server_.large);
             }
             self->next_flood_chunk();
         });
     }
 
-    void send(std::string bytes) {
+    void send(std::string bytes) { send(std::make_shared<const std::string>(std::move(bytes))); }
+    void send(payload bytes) {
         outbox_.push_back(std::move(bytes));
         if (!writing_) {
             write_next();
@@ -365,7 +387,7 @@ private:
             return;
         }
         writing_ = true;
-        asio::async_write(socket_, asio::buffer(outbox_.front()),
+        asio::async_write(socket_, asio::buffer(*outbox_.front()),
                           [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
                               self->server_.bytes_sent += n;
                               if (ec) {
@@ -392,11 +414,10 @@ private:
     std::uint64_t number_;
     std::array<char, 16384> buffer_{};
     std::string inbox_;
-    std::deque<std::string> outbox_;
+    std::deque<payload> outbox_;
     bool writing_ = false;
     bool closed_ = false;
     bool flooding_ = false;
-    std::string flood_chunk_;
     unsigned garbage_replies_ = 0;
 };
 
