@@ -22,16 +22,20 @@ public:
         : allowed_(address.find('@') == std::string_view::npos &&
                    address.find("password") == std::string_view::npos) {}
 
-    /// ` "fragment"` when the address has no credentials, else nothing.
+    /// ` "fragment"` when the address has no credentials, else a hint at what may be wrong.
     std::string operator()(std::string_view fragment) const {
-        return allowed_ ? " \"" + std::string(fragment) + "\"" : std::string();
+        return allowed_ ? " \"" + std::string(fragment) + "\"" : hint();
     }
-    /// `, got "fragment"` when the address has no credentials, else nothing.
+    /// `, got "fragment"` when the address has no credentials, else that hint.
     std::string got(std::string_view fragment) const {
-        return allowed_ ? ", got" + (*this)(fragment) : std::string();
+        return allowed_ ? ", got" + (*this)(fragment) : hint();
     }
 
 private:
+    static std::string hint() {
+        return " (in a password, percent-encode / ? # & @ : as %2F %3F %23 %26 %40 %3A)";
+    }
+
     bool allowed_;
 };
 

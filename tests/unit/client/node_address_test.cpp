@@ -143,6 +143,7 @@ TEST(node_address, errors_never_repeat_the_password) {
         const auto why = parse_error(text);
         EXPECT_EQ(why.find("s3cret"), std::string::npos) << text << ": " << why;
     }
+    EXPECT_NE(parse_error("redis://u:s3cret/x@host:1").find("percent-encode"), std::string::npos);
     // Without credentials the error still shows what it could not read.
     EXPECT_NE(parse_error("redis://host:1/abc").find("\"abc\""), std::string::npos);
     EXPECT_NE(parse_error("host:70x").find("\"70x\""), std::string::npos);
