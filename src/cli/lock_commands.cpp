@@ -15,6 +15,7 @@ client_config make_config(const options& o) {
     client_config c;
     c.nodes = o.nodes;
     c.quarantine.enabled = o.quarantine;
+    c.tls = o.tls;
     return c;
 }
 
