@@ -177,7 +177,9 @@ void parse_userinfo(std::string_view text, node_address& out) {
         out.user = percent_decode(text.substr(0, colon));
         out.password = percent_decode(text.substr(colon + 1));
     }
-    if (out.password.empty()) {
+    // redis://user:@host names the ACL user and leaves the password to come from elsewhere
+    // (the CLI's --password-file); a client refuses it if none came (check_client_config).
+    if (out.password.empty() && out.user.empty()) {
         throw parse_failure{"empty password in address"};
     }
 }
@@ -291,7 +293,7 @@ std::string node_address::redacted() const {
     if (!password.empty()) {
         credentials = (user.empty() ? "" : name + ":") + "***@";
     } else if (!user.empty()) {
-        credentials = name + "@";
+        credentials = name + ":@"; // redis://name@host would read as a password
     }
     if (kind == transport::unix_socket) {
         std::string query;

@@ -207,6 +207,13 @@ TEST(cli_options, password_from_the_environment_fills_nodes_without_one) {
     EXPECT_EQ(address(o->nodes[5]).host, "::1");
     EXPECT_EQ(address(o->nodes[5]).password, "pw-7f3a9c-SECRET");
 
+    auto acl_user = parse({"acquire", "k"}, error, "redis://locker:@h1:7001/2");
+    ASSERT_TRUE(cli::load_credentials(*acl_user, "pw-7f3a9c-SECRET", error)) << error;
+    const auto locker = address(acl_user->nodes[0]);
+    EXPECT_EQ(locker.user, "locker") << "redis://user:@host names the user, not the password";
+    EXPECT_EQ(locker.password, "pw-7f3a9c-SECRET");
+    EXPECT_EQ(locker.db, 2);
+
     auto none = parse({"acquire", "k"}, error, "h1:7001");
     ASSERT_TRUE(cli::load_credentials(*none, "", error));
     EXPECT_EQ(none->nodes[0], "h1:7001") << "an empty $REDLOCK_PASSWORD means none";

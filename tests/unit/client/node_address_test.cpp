@@ -60,6 +60,11 @@ TEST(node_address, redis_url_with_credentials_and_db) {
     EXPECT_EQ(b.password, "justapassword");
     EXPECT_EQ(b.port, 6379);
     EXPECT_EQ(parse_ok("redis://host:1/").db, 0);
+
+    auto user_only = parse_ok("redis://locker:@host:1");
+    EXPECT_EQ(user_only.user, "locker") << "the password comes from elsewhere";
+    EXPECT_TRUE(user_only.password.empty());
+    EXPECT_EQ(user_only.redacted(), "redis://locker:@host:1");
 }
 
 TEST(node_address, unix_sockets) {
