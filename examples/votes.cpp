@@ -37,7 +37,7 @@ std::vector<std::string> shown(const std::vector<std::string>& nodes) {
         redlock::node_address address;
         std::string why;
         names.push_back(redlock::parse_node_address(text, address, why) ? "(invalid address)"
-                                                                          : address.redacted());
+                                                                        : address.redacted());
     }
     return names;
 }

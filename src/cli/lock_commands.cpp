@@ -58,8 +58,7 @@ long long left_ms(const lock& l) {
 /// The acquire, unless SIGINT, SIGTERM or SIGHUP comes first: then the wait stops, the
 /// library cleans the attempt up on every node (and a lock granted at that very moment is
 /// released), and `interrupted` is the signal.
-acquire_result acquire_unless_interrupted(const options& o, std::error_code& ec,
-                                          int& interrupted) {
+acquire_result acquire_unless_interrupted(const options& o, std::error_code& ec, int& interrupted) {
     asio::io_context io;
     std::optional<client> locks(std::in_place, io.get_executor(), make_config(o));
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);

@@ -37,8 +37,7 @@ int main(int argc, char** argv) {
     // Before any connection, and the same for every command: the library's own check (its
     // messages name a node by its index, never by its text, which may hold a password).
     std::vector<redlock::node_address> addresses;
-    if (auto why = redlock::detail::check_client_config(make_config(*o), addresses);
-        !why.empty()) {
+    if (auto why = redlock::detail::check_client_config(make_config(*o), addresses); !why.empty()) {
         std::cerr << "redlock: bad node list (--nodes or $REDLOCK_NODES): " << why << "\n";
         return exit_usage;
     }

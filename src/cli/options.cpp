@@ -309,7 +309,8 @@ bool readable(const std::string& path, bool directory, const char* flag, std::st
         return false;
     }
     if (S_ISDIR(info.st_mode) != directory) {
-        error = std::string(flag) + " " + path + (directory ? ": not a directory" : ": a directory");
+        error =
+            std::string(flag) + " " + path + (directory ? ": not a directory" : ": a directory");
         return false;
     }
     return true;
@@ -356,7 +357,8 @@ bool load_credentials(options& o, const char* environment_password, std::string&
     const auto& t = o.tls;
     return (t.ca_file.empty() || readable(t.ca_file, false, "--tls-ca", error)) &&
            (t.ca_directory.empty() || readable(t.ca_directory, true, "--tls-ca-dir", error)) &&
-           (t.certificate_file.empty() || readable(t.certificate_file, false, "--tls-cert", error)) &&
+           (t.certificate_file.empty() ||
+            readable(t.certificate_file, false, "--tls-cert", error)) &&
            (t.private_key_file.empty() || readable(t.private_key_file, false, "--tls-key", error));
 }
 

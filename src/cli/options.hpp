@@ -35,7 +35,7 @@ struct options {
     std::chrono::milliseconds grace{5000}; ///< run: then SIGKILL after this
     bool quiet = false;
     bool quarantine = true;
-    bool fence = false; ///< acquire and run: also take a fencing token
+    bool fence = false;        ///< acquire and run: also take a fencing token
     std::string password_file; ///< read by load_credentials, never by parse_options
     tls_options tls;
     // demo

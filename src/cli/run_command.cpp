@@ -65,7 +65,8 @@ private:
             if (ec) {
                 finish();
             } else {
-                client_->async_release(r.lock, [this](std::error_code, release_result) { finish(); });
+                client_->async_release(r.lock,
+                                       [this](std::error_code, release_result) { finish(); });
             }
             return;
         }
@@ -142,8 +143,8 @@ private:
         ::close(report[1]);
         if (pid < 0) {
             ::close(report[0]);
-            say(o_, std::string("cannot run ") + o_.child[0] + ": fork: " +
-                        std::strerror(fork_error));
+            say(o_,
+                std::string("cannot run ") + o_.child[0] + ": fork: " + std::strerror(fork_error));
             return false;
         }
         child_ = pid;

@@ -3,8 +3,8 @@
 #include "redlock/error.hpp"
 
 #include <charconv>
-#include <sys/un.h>
 #include <limits>
+#include <sys/un.h>
 
 namespace redlock {
 namespace {
@@ -107,8 +107,7 @@ std::string percent_encode(std::string_view text) {
 void parse_db(std::string_view text, node_address& out, const quoting& quote) {
     long long db = 0;
     if (!parse_number(text, std::numeric_limits<int>::max(), db)) {
-        throw parse_failure{"database must be a non-negative integer" +
-                            quote.got(text)};
+        throw parse_failure{"database must be a non-negative integer" + quote.got(text)};
     }
     out.db = static_cast<int>(db);
 }
@@ -161,8 +160,7 @@ void parse_host_port(std::string_view text, node_address& out, const quoting& qu
     if (!port.empty()) {
         long long value = 0;
         if (!parse_number(port, 65535, value) || value == 0) {
-            throw parse_failure{"port must be 1-65535" +
-                                quote.got(port)};
+            throw parse_failure{"port must be 1-65535" + quote.got(port)};
         }
         out.port = static_cast<std::uint16_t>(value);
     }
@@ -207,8 +205,7 @@ void parse_unix_query(std::string_view query, node_address& out, const quoting& 
         const auto item = query.substr(0, amp);
         const auto eq = item.find('=');
         if (eq == std::string_view::npos) {
-            throw parse_failure{"expected name=value in query" +
-                                quote.got(item)};
+            throw parse_failure{"expected name=value in query" + quote.got(item)};
         }
         const auto name = item.substr(0, eq);
         const auto value = item.substr(eq + 1);

@@ -57,8 +57,8 @@ TEST_F(nodes_test, cli_run_interrupted_while_waiting_cleans_up_and_never_starts_
     for (const auto [number, expected] : interruptions) {
         hold_on_a_majority(key);
         const auto marker = scratch_path("marker");
-        child_process run({tool, "--no-quarantine", "run", "--wait", "20s", key, "--", "touch",
-                           marker});
+        child_process run(
+            {tool, "--no-quarantine", "run", "--wait", "20s", key, "--", "touch", marker});
         std::this_thread::sleep_for(700ms); // attempts and backoff sleeps under way
         run.signal(number);
         const auto status = run.wait(5s);

@@ -81,8 +81,8 @@ TEST(cli_options, durations_past_the_limit_are_usage_errors_not_wrapped) {
     // Each parses as a number of milliseconds that fits 64 bits, but would overflow a
     // steady_clock time point (nanoseconds) once added to now.
     for (const char* flag : {"--ttl", "--wait", "--grace", "--node-timeout"}) {
-        for (const char* value : {"3000000h", "99999999999999s", "9223372036854775807ms",
-                                  "2147483648ms", "597h"}) {
+        for (const char* value :
+             {"3000000h", "99999999999999s", "9223372036854775807ms", "2147483648ms", "597h"}) {
             std::string error;
             EXPECT_FALSE(parse({"run", flag, value, "k", "--", "true"}, error))
                 << flag << " " << value;
@@ -99,9 +99,8 @@ TEST(cli_options, durations_past_the_limit_are_usage_errors_not_wrapped) {
 
 TEST(cli_options, tls_flags_fill_the_client_config) {
     std::string error;
-    auto o = parse({"status", "--tls-ca", "/etc/ca.pem", "--tls-ca-dir", "/etc/certs",
-                    "--tls-cert", "/c.pem", "--tls-key", "/k.pem", "--tls-server-name",
-                    "redis.internal", "k"},
+    auto o = parse({"status", "--tls-ca", "/etc/ca.pem", "--tls-ca-dir", "/etc/certs", "--tls-cert",
+                    "/c.pem", "--tls-key", "/k.pem", "--tls-server-name", "redis.internal", "k"},
                    error);
     ASSERT_TRUE(o) << error;
     const auto tls = redlock::cli::make_config(*o).tls;
@@ -166,8 +165,7 @@ TEST(cli_options, tls_files_must_be_readable) {
     auto missing = parse({"acquire", "--tls-ca", "/nonexistent/ca.pem", "k"}, error);
     ASSERT_TRUE(missing);
     EXPECT_FALSE(cli::load_credentials(*missing, nullptr, error));
-    EXPECT_NE(error.find("--tls-ca /nonexistent/ca.pem: No such file"), std::string::npos)
-        << error;
+    EXPECT_NE(error.find("--tls-ca /nonexistent/ca.pem: No such file"), std::string::npos) << error;
 
     auto file_as_dir = parse({"acquire", "--tls-ca-dir", ca.path().c_str(), "k"}, error);
     ASSERT_TRUE(file_as_dir);

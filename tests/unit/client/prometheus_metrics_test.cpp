@@ -70,8 +70,8 @@ TEST(prometheus_metrics, node_labels_never_carry_credentials) {
     const auto text = m.render();
     EXPECT_EQ(text.find("pw-7f3a9c-SECRET"), std::string::npos) << text;
     EXPECT_EQ(text.find("locker"), std::string::npos) << "the user name stays out too";
-    for (const char* label : {"10.0.0.4:6379", "[::1]:7002", "unix:///run/r.sock",
-                              "127.0.0.1:7004", "eu-west-a"}) {
+    for (const char* label :
+         {"10.0.0.4:6379", "[::1]:7002", "unix:///run/r.sock", "127.0.0.1:7004", "eu-west-a"}) {
         EXPECT_TRUE(has_line(text, "redlock_node_errors_total{node=\"" + std::string(label) +
                                        "\",kind=\"timeout\"} 1"))
             << label << "\n"
