@@ -1,6 +1,7 @@
 // acquire, extend, release: one operation each, for shell scripts.
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/terminal.hpp"
 
 #include <redlock/blocking_client.hpp>
 #include <redlock/client.hpp>
@@ -30,7 +31,8 @@ client_config make_config(const options& o) {
 
 void say(const options& o, const std::string& message) {
     if (!o.quiet) {
-        std::cerr << "redlock: " << message << "\n";
+        // Messages carry the nodes' own error texts.
+        std::cerr << "redlock: " << printable(message) << "\n";
     }
 }
 

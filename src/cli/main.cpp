@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/options.hpp"
+#include "cli/terminal.hpp"
 #include "core/validate.hpp"
 
 #include <redlock/error.hpp>
@@ -55,10 +56,10 @@ int main(int argc, char** argv) {
     try {
         return command->second(*o);
     } catch (const std::system_error& e) {
-        std::cerr << "redlock: " << e.what() << "\n";
+        std::cerr << "redlock: " << printable(e.what()) << "\n";
         return e.code() == redlock::errc::invalid_argument ? exit_usage : exit_internal;
     } catch (const std::exception& e) {
-        std::cerr << "redlock: " << e.what() << "\n";
+        std::cerr << "redlock: " << printable(e.what()) << "\n";
         return exit_internal;
     }
 }

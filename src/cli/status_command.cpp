@@ -3,6 +3,7 @@
 // learns each server's run_id; every node at once, within one deadline.
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/terminal.hpp"
 #include "core/validate.hpp"
 #include "transport/commands.hpp"
 #include "transport/node_connection.hpp"
@@ -66,38 +67,18 @@ private:
     std::size_t arrived_ = 0;
 };
 
-/// Text from a node as it may reach a terminal: bytes outside printable ASCII as \xNN (a
-/// node could otherwise move the cursor, retitle or clear the terminal), cut after a few
-/// hundred bytes.
-std::string printable(std::string_view text) {
-    constexpr std::size_t shown = 200;
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out;
-    for (std::size_t i = 0; i < text.size() && i < shown; ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c >= 0x20 && c < 0x7f && c != '\\') {
-            out.push_back(static_cast<char>(c));
-        } else {
-            out += "\\x";
-            out.push_back(digits[c >> 4]);
-            out.push_back(digits[c & 15]);
-        }
-    }
-    if (text.size() > shown) {
-        out += "... (" + std::to_string(text.size()) + " bytes)";
-    }
-    return out;
-}
+/// Node text is cut after this many bytes: a value or error of megabytes is not for reading.
+constexpr std::size_t shown = 200;
 
 std::string describe_pttl(const answer& p) {
     if (!p.arrived) {
         return "pttl: no answer";
     }
     if (p.error) {
-        return "pttl failed (" + printable(p.text) + ")";
+        return "pttl failed (" + printable(p.text, shown) + ")";
     }
     if (p.type == REDIS_REPLY_ERROR) {
-        return "pttl refused (" + printable(p.text) + ")";
+        return "pttl refused (" + printable(p.text, shown) + ")";
     }
     if (p.type != REDIS_REPLY_INTEGER) {
         return "pttl: unexpected reply";
@@ -153,7 +134,7 @@ int status_command(const options& o) {
             continue;
         }
         if (value.error) {
-            std::cout << "unreachable (" << printable(value.text) << ")\n";
+            std::cout << "unreachable (" << printable(value.text, shown) << ")\n";
             continue;
         }
         // The library counts a server reached under two names once (errc::duplicate_node).
@@ -162,12 +143,12 @@ int status_command(const options& o) {
             const auto [first, inserted] = counted_run_ids.emplace(run_id, node);
             if (!inserted) {
                 std::cout << "same server as " << addresses[first->second].display() << " (run_id "
-                          << printable(run_id) << "): not counted\n";
+                          << printable(run_id, shown) << "): not counted\n";
                 continue;
             }
         }
         if (value.type == REDIS_REPLY_ERROR) {
-            std::cout << "refused (" << printable(value.text) << ")\n";
+            std::cout << "refused (" << printable(value.text, shown) << ")\n";
             continue;
         }
         if (value.type != REDIS_REPLY_NIL && value.type != REDIS_REPLY_STRING) {
@@ -180,7 +161,7 @@ int status_command(const options& o) {
             continue;
         }
         std::cout << "held  " << describe_pttl(replies->pttl(node)) << "  token "
-                  << printable(value.text);
+                  << printable(value.text, shown);
         if (!token.empty()) {
             const bool ours = value.text == token;
             matching += ours ? 1 : 0;
