@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
                      "not checked; anyone in the middle can take, hold or steal every lock\n";
     }
     if (o->command != "run") {
-        // status and demo talk to Redis through blocking hiredis, whose writes to a reset
+        // demo's stock store talks to Redis through blocking hiredis, whose writes to a reset
         // connection would raise SIGPIPE; a failed write is reported as an error instead.
         // run keeps the default, which its command inherits.
         std::signal(SIGPIPE, SIG_IGN);
