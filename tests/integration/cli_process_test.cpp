@@ -182,5 +182,17 @@ TEST_F(nodes_test, cli_password_file_errors_are_usage_errors) {
     EXPECT_EQ(keys_everywhere(), 0);
 }
 
+TEST(cli_node_list, a_unix_socket_path_longer_than_sun_path_is_a_usage_error_that_says_so) {
+    const std::string too_long = "unix:///tmp/" + std::string(120, 'r') + ".sock";
+    for (const char* command : {"status", "acquire"}) {
+        child_process p({tool, "--nodes", too_long, command, "k"});
+        EXPECT_EQ(p.wait(5s), 64) << command;
+        EXPECT_NE(p.err().find("nodes[0]: unix socket path is 130 bytes long, over the system's "
+                               "limit of 107"),
+                  std::string::npos)
+            << command << ": " << p.err();
+    }
+}
+
 } // namespace
 } // namespace redlock::test
