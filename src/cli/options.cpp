@@ -413,7 +413,7 @@ options:
   -q, --quiet           no messages on stderr (the insecure TLS warning still shows)
   demo: --buyers N (200), --stock N (100), --instances N (6)
 
-DUR: 500ms, 30s, 2m, 1h, or a number of seconds.
+DUR: 500ms, 30s, 2m, 1h, or a number of seconds; at most 2147483647ms (about 24 days).
 
 exit status:
   0   success (run: the command's own status; 128+N if it died of signal N)
