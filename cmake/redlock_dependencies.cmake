@@ -1,5 +1,6 @@
-# Dependencies, all from Debian 12 packages: libboost1.81-dev, libhiredis-dev.
+# Dependencies, all from Debian 12 packages: libboost1.81-dev, libhiredis-dev, libssl-dev.
 find_package(Threads REQUIRED)
+find_package(OpenSSL REQUIRED)
 find_package(Boost 1.81 REQUIRED CONFIG)
 
 # hiredis 1.x ships a CMake config; Debian's 0.14.1 only a pkg-config file.

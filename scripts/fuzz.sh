@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target with clang 14 (+ AddressSanitizer and UBSan) and runs it for a
-# bounded time on a copy of the seed corpus in tests/fuzz/corpus.
-#   scripts/fuzz.sh [seconds]     # default 60
+# Builds the libFuzzer targets with clang 14 (+ AddressSanitizer and UBSan) and runs each for
+# a bounded time on a copy of its seed corpus: configuration parsing (tests/fuzz/corpus) and
+# the reply stream a node sends (tests/fuzz/reply_corpus).
+#   scripts/fuzz.sh [seconds]     # per target, default 60
 # A crash leaves its input in the build directory and fails the script.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,10 +14,13 @@ flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=function -fno-s
 CXX=clang++-14 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="$flags -fno-omit-frame-pointer" -DREDLOCK_BUILD_FUZZERS=ON \
   -DREDLOCK_BUILD_BENCHMARKS=OFF -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_WARNINGS_AS_ERRORS=ON >/dev/null
-cmake --build "$build" -j"$(nproc)" --target redlock_config_fuzzer
-corpus="$build/corpus"
-mkdir -p "$corpus"
-cp -n "$root"/tests/fuzz/corpus/* "$corpus"/
-cd "$build"
-./tests/redlock_config_fuzzer -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
-  -print_final_stats=1 "$corpus"
+cmake --build "$build" -j"$(nproc)" --target redlock_config_fuzzer redlock_reply_stream_fuzzer
+run() { # target seed-corpus
+  local corpus="$build/corpus-$1"
+  mkdir -p "$corpus"
+  cp -n "$2"/* "$corpus"/
+  (cd "$build" && "./tests/redlock_$1_fuzzer" -max_total_time="$seconds" -timeout=5 \
+     -rss_limit_mb=2048 -print_final_stats=1 "$corpus")
+}
+run config "$root/tests/fuzz/corpus"
+run reply_stream "$root/tests/fuzz/reply_corpus"

@@ -32,7 +32,17 @@ void client_impl::note_options(const lock_options& options) noexcept {
     largest_ttl_ = std::max(largest_ttl_, options.ttl);
     largest_drift_factor_ = std::max(largest_drift_factor_, options.clock_drift_factor);
     largest_drift_allowance_ = std::max(largest_drift_allowance_, options.drift_allowance);
-    largest_node_timeout_ = std::max(largest_node_timeout_, options.node_timeout);
+    if (options.node_timeout > largest_node_timeout_) {
+        largest_node_timeout_ = options.node_timeout;
+        // Every command of ours is abandoned after its node_timeout; a connection whose
+        // oldest command waited several times the longest of them serves nobody. The floor
+        // keeps a busy machine's scheduling hiccups from churning connections.
+        const auto patience = std::max<std::chrono::milliseconds>(4 * largest_node_timeout_,
+                                                                  std::chrono::seconds(1));
+        for (auto& node : nodes_) {
+            node->expect_replies_within(patience);
+        }
+    }
 }
 
 void client_impl::extend_alive(const std::string& token) {

@@ -3,6 +3,11 @@
 #include "client/token.hpp"
 #include "operations/asio_time_source.hpp"
 #include "transport/node_connection.hpp"
+#include "transport/tls_context.hpp"
+
+#include "redlock/error.hpp"
+
+#include <system_error>
 
 namespace redlock::detail {
 
@@ -11,9 +16,20 @@ environment environment::production() {
     env.make_time = [](const boost::asio::any_io_executor& strand) {
         return std::make_unique<asio_time_source>(strand);
     };
-    env.make_link = [](const boost::asio::any_io_executor& strand, node_address address,
-                       const client_config& config) -> std::unique_ptr<node_link> {
-        return std::make_unique<node_connection>(strand, std::move(address), config);
+    // One TLS context for all of a client's connections, made when the first rediss://
+    // node needs it.
+    env.make_link = [tls = std::shared_ptr<boost::asio::ssl::context>()](
+                        const boost::asio::any_io_executor& strand, node_address address,
+                        const client_config& config) mutable -> std::unique_ptr<node_link> {
+        if (address.tls && !tls) {
+            std::string why;
+            tls = make_tls_context(config.tls, why);
+            if (!tls) {
+                throw std::system_error(make_error_code(errc::invalid_argument), "TLS: " + why);
+            }
+        }
+        return std::make_unique<node_connection>(strand, std::move(address), config,
+                                                 address.tls ? tls : nullptr);
     };
     auto tokens = std::make_shared<token_source>();
     env.jitter_seed = std::hash<std::string>{}(tokens->next());

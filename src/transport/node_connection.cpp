@@ -1,19 +1,25 @@
 #include "transport/node_connection.hpp"
 
 #include "transport/scripts.hpp"
+#include "transport/server_text.hpp"
+#include "transport/tls_context.hpp"
 
 #include "redlock/error.hpp"
 
 #include <boost/asio/post.hpp>
 
+#include <hiredis/hiredis.h>
+
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
 namespace redlock::detail {
 
 namespace asio = boost::asio;
+using boost::system::error_code;
 
 namespace {
 constexpr std::uint64_t handshake_auth = 1;
@@ -33,24 +39,65 @@ std::string_view info_field(std::string_view info, std::string_view field) {
     }
     return {};
 }
+
+/// The RESP form of a command, as hiredis formats it.
+std::string format(const std::string_view* args, std::size_t count) {
+    constexpr std::size_t most = std::tuple_size_v<decltype(command{}.args)>;
+    const char* argv[most];
+    std::size_t lengths[most];
+    for (std::size_t i = 0; i < count; ++i) {
+        argv[i] = args[i].data();
+        lengths[i] = args[i].size();
+    }
+    char* formatted = nullptr;
+    const int length =
+        redisFormatCommandArgv(&formatted, static_cast<int>(count), argv, lengths);
+    if (length < 0) {
+        throw std::bad_alloc();
+    }
+    std::string bytes(formatted, static_cast<std::size_t>(length));
+    redisFreeCommand(formatted);
+    return bytes;
+}
+
+std::string format(const command& cmd) {
+    return format(cmd.args.data(), cmd.count);
+}
+
+std::string format(std::initializer_list<std::string_view> args) {
+    return format(args.begin(), args.size());
+}
+
+std::string describe(const error_code& ec) {
+    if (ec == asio::error::eof) {
+        return "connection closed by the node";
+    }
+    return ec.message();
+}
 } // namespace
 
 node_connection::node_connection(asio::any_io_executor strand, node_address address,
-                                 const client_config& config)
+                                 const client_config& config,
+                                 std::shared_ptr<asio::ssl::context> tls)
     : strand_(std::move(strand))
     , address_(std::move(address))
     , config_(config)
-    , display_(address_.display())
+    , tls_(std::move(tls))
+    , display_(address_.redacted())
     , connect_timer_(strand_)
     , backoff_timer_(strand_)
+    , patience_timer_(strand_)
     , resolver_(strand_) {}
 
 node_connection::~node_connection() {
     // The operations are being torn down with the client: drop them without callbacks.
-    destroying_ = true;
-    pending_.clear();
-    if (context_) {
-        redisAsyncFree(context_);
+    alive_.reset();
+    if (abort_connect_) {
+        abort_connect_();
+    }
+    if (wire_) {
+        wire_->current = false;
+        wire_->stream.close();
     }
 }
 
@@ -62,7 +109,8 @@ void node_connection::log(log_level level, const std::string& message) const {
 
 void node_connection::fail_later(const std::shared_ptr<reply_target>& target, std::uint64_t tag,
                                  errc error, std::string message) {
-    // Never call back from inside send(): the caller may be in the middle of a loop over nodes.
+    // Never call back from inside send() or a loop over commands: the caller may be in the
+    // middle of a loop over nodes.
     asio::post(strand_, [target, tag, error, message = std::move(message)] {
         target->on_reply(tag, node_reply{make_error_code(error), nullptr, message});
     });
@@ -78,226 +126,382 @@ void node_connection::send(const command& cmd, const std::shared_ptr<reply_targe
         fail_later(target, tag, errc::connection_failed, last_error_);
         return;
     case state::idle:
-        if (!connect()) {
+        connect();
+        if (state_ != state::connecting) {
             fail_later(target, tag, errc::connection_failed, last_error_);
             return;
         }
         break;
-    case state::resolving:
     case state::connecting:
     case state::connected:
         break;
     }
-    if (pending_.size() + held_back_.size() >= config_.max_in_flight_per_node) {
+    const std::size_t waiting = held_back_.size() + (wire_ ? wire_->replies.waiting() : 0);
+    if (waiting >= config_.max_in_flight_per_node) {
         fail_later(target, tag, errc::node_backlogged,
-                   std::to_string(pending_.size() + held_back_.size()) +
-                       " commands awaiting replies");
+                   std::to_string(waiting) + " commands awaiting replies");
         return;
     }
-    if (state_ == state::resolving || handshake_outstanding_ > 0) {
-        hold_back(cmd, target, tag);
+    if (state_ == state::connecting || handshake_outstanding_ > 0) {
+        held_back_.push_back({format(cmd), target, tag});
         return;
     }
-    issue(cmd, target, tag);
+    issue(format(cmd), target, tag);
 }
 
-void node_connection::hold_back(const command& cmd, const std::shared_ptr<reply_target>& target,
-                                std::uint64_t tag) {
-    held_back h{{}, target, tag};
-    h.args.reserve(cmd.count);
-    for (std::size_t i = 0; i < cmd.count; ++i) {
-        h.args.emplace_back(cmd.args[i]);
-    }
-    held_back_.push_back(std::move(h));
-}
-
-void node_connection::issue(const command& cmd, const std::shared_ptr<reply_target>& target,
+void node_connection::issue(std::string bytes, const std::shared_ptr<reply_target>& target,
                             std::uint64_t tag) {
-    const char* argv[std::tuple_size_v<decltype(cmd.args)>];
-    std::size_t lengths[std::tuple_size_v<decltype(cmd.args)>];
-    for (std::size_t i = 0; i < cmd.count; ++i) {
-        argv[i] = cmd.args[i].data();
-        lengths[i] = cmd.args[i].size();
-    }
-    if (redisAsyncCommandArgv(context_, &node_connection::on_reply_thunk, this,
-                              static_cast<int>(cmd.count), argv, lengths) != REDIS_OK) {
-        // The context is disconnecting: its error callbacks are under way.
-        fail_later(target, tag, errc::connection_failed,
-                   last_error_.empty() ? "connection closing" : last_error_);
-        return;
-    }
-    pending_.push_back({target, tag});
+    wire_->queued += bytes;
+    wire_->replies.expect({target, tag, std::chrono::steady_clock::now()});
+    schedule_flush();
+    watch_patience();
+}
+
+void node_connection::queue_step(std::string bytes, std::uint64_t step) {
+    issue(std::move(bytes), nullptr, step);
 }
 
 void node_connection::release_held_back() {
-    auto waiting = std::move(held_back_);
-    held_back_.clear();
-    for (auto& h : waiting) {
-        command cmd;
-        cmd.count = h.args.size();
-        for (std::size_t i = 0; i < cmd.count; ++i) {
-            cmd.args[i] = h.args[i];
-        }
-        issue(cmd, h.target, h.tag);
+    for (auto& h : std::exchange(held_back_, {})) {
+        issue(std::move(h.bytes), h.target, h.tag);
     }
 }
 
-bool node_connection::connect() {
-    connect_deadline_ = std::chrono::steady_clock::now() + config_.connect_timeout;
-    ++connect_attempts_;
-    if (address_.kind == node_address::transport::tcp) {
-        boost::system::error_code not_numeric;
-        boost::asio::ip::make_address(address_.host, not_numeric);
-        if (not_numeric) {
-            // hiredis would call getaddrinfo here, blocking every node and every renewal of
-            // this client for as long as DNS takes.
-            resolve();
-            return true;
-        }
+void node_connection::schedule_flush() {
+    // Everything queued during one handler goes out in one write, right after it.
+    if (wire_->flush_posted || wire_->write_in_flight) {
+        return;
     }
-    return connect_to(address_.host);
+    wire_->flush_posted = true;
+    asio::post(strand_, [this, w = wire_] {
+        w->flush_posted = false;
+        if (w->current) {
+            flush(w);
+        }
+    });
+}
+
+void node_connection::flush(const std::shared_ptr<wire>& w) {
+    if (w->write_in_flight || w->queued.empty()) {
+        return;
+    }
+    w->writing = std::exchange(w->queued, {});
+    w->write_in_flight = true;
+    w->stream.async_write(asio::buffer(w->writing), [this, w](const error_code& ec, std::size_t) {
+        w->write_in_flight = false;
+        if (!w->current) {
+            return;
+        }
+        if (ec) {
+            drop_connection("write failed: " + describe(ec));
+            return;
+        }
+        w->writing.clear();
+        flush(w); // what was queued meanwhile
+    });
+}
+
+void node_connection::read(const std::shared_ptr<wire>& w) {
+    w->stream.async_read_some(
+        asio::buffer(w->read_buffer), [this, w](const error_code& ec, std::size_t length) {
+            if (!w->current) {
+                return;
+            }
+            if (ec) {
+                drop_connection(describe(ec));
+                return;
+            }
+            const auto broken = w->replies.consume(
+                std::string_view(w->read_buffer.data(), length),
+                [this](sent_command&& sent, const node_reply& reply) {
+                    return on_reply(std::move(sent), reply);
+                });
+            if (!w->current) {
+                return; // a reply dropped the connection (a failed AUTH) or drained it
+            }
+            if (!broken.empty()) {
+                log(log_level::error, broken);
+                drop_connection(broken);
+                return;
+            }
+            read(w);
+        });
+}
+
+void node_connection::connect() {
+    ++connect_attempts_;
+    state_ = state::connecting;
+    const auto attempt = connect_attempts_;
+    connect_timer_.expires_after(config_.connect_timeout);
+    connect_timer_.async_wait([this, attempt](const error_code& ec) {
+        if (ec || !attempt_is_current(attempt)) {
+            return;
+        }
+        drop_connection("connect timed out after " +
+                        std::to_string(config_.connect_timeout.count()) + " ms");
+    });
+    if (address_.kind == node_address::transport::unix_socket) {
+        connect_unix();
+        return;
+    }
+    error_code not_numeric;
+    const auto numeric = asio::ip::make_address(address_.host, not_numeric);
+    if (not_numeric) {
+        resolve();
+        return;
+    }
+    connect_tcp({numeric, address_.port});
+}
+
+bool node_connection::attempt_is_current(std::uint64_t attempt) const noexcept {
+    return attempt == connect_attempts_ && state_ == state::connecting;
 }
 
 void node_connection::resolve() {
-    state_ = state::resolving;
     const auto attempt = connect_attempts_;
-    resolver_.async_resolve(address_.host, std::to_string(address_.port),
-                            [this, alive = std::weak_ptr<const bool>(alive_),
-                             attempt](const boost::system::error_code& ec,
-                                      const boost::asio::ip::tcp::resolver::results_type& results) {
-                                if (alive.expired() || attempt != connect_attempts_ ||
-                                    state_ != state::resolving) {
-                                    return; // timed out or shut down meanwhile
-                                }
-                                on_resolved(ec, results);
-                            });
-    connect_timer_.expires_at(connect_deadline_);
-    connect_timer_.async_wait([this, attempt](const boost::system::error_code& ec) {
-        if (ec || attempt != connect_attempts_ || state_ != state::resolving) {
-            return;
-        }
-        resolver_.cancel();
-        closed("resolving " + address_.host + " timed out after " +
-               std::to_string(config_.connect_timeout.count()) + " ms");
-    });
+    abort_connect_ = [this] { resolver_.cancel(); };
+    resolver_.async_resolve(
+        address_.host, std::to_string(address_.port),
+        [this, alive = std::weak_ptr<const bool>(alive_),
+         attempt](const error_code& ec, const asio::ip::tcp::resolver::results_type& results) {
+            // getaddrinfo cannot be interrupted: this may come after the deadline, or after
+            // this object is gone, and still report success.
+            if (alive.expired() || !attempt_is_current(attempt)) {
+                return;
+            }
+            if (ec || results.empty()) {
+                drop_connection("cannot resolve " + address_.host + ": " +
+                                (ec ? ec.message() : std::string("no address")));
+                return;
+            }
+            // The first IPv4 address, else the first one.
+            auto chosen = results.begin()->endpoint();
+            for (const auto& entry : results) {
+                if (entry.endpoint().address().is_v4()) {
+                    chosen = entry.endpoint();
+                    break;
+                }
+            }
+            connect_tcp(chosen);
+        });
 }
 
-void node_connection::on_resolved(const boost::system::error_code& ec,
-                                  const boost::asio::ip::tcp::resolver::results_type& results) {
-    if (ec || results.empty()) {
-        closed("cannot resolve " + address_.host + ": " +
-               (ec ? ec.message() : std::string("no address")));
+void node_connection::connect_tcp(const asio::ip::tcp::endpoint& endpoint) {
+    auto socket = std::make_shared<byte_stream::tcp_socket>(strand_);
+    error_code ec;
+    open_close_on_exec(*socket, endpoint.protocol(), ec);
+    if (!ec) {
+        socket->set_option(asio::ip::tcp::no_delay(true), ec);
+    }
+    if (!ec) {
+        socket->set_option(asio::socket_base::keep_alive(true), ec);
+    }
+    if (ec) {
+        drop_connection("cannot open a socket: " + ec.message());
         return;
     }
-    // hiredis' own choice when it resolves: the first IPv4 address, else the first one.
-    auto chosen = results.begin()->endpoint();
-    for (const auto& entry : results) {
-        if (entry.endpoint().address().is_v4()) {
-            chosen = entry.endpoint();
-            break;
-        }
-    }
-    connect_to(chosen.address().to_string());
-}
-
-bool node_connection::connect_to(const std::string& host) {
-    redisAsyncContext* context = address_.kind == node_address::transport::unix_socket
-                                     ? redisAsyncConnectUnix(address_.path.c_str())
-                                     : redisAsyncConnect(host.c_str(), address_.port);
-    if (!context) {
-        closed("out of memory creating connection");
-        return false;
-    }
-    if (context->err) {
-        std::string why = context->errstr;
-        redisAsyncFree(context);
-        closed(why);
-        return false;
-    }
-    context_ = context;
-    context_->data = this;
-    state_ = state::connecting;
-    redisAsyncSetConnectCallback(context_, &node_connection::on_connect_thunk);
-    redisAsyncSetDisconnectCallback(context_, &node_connection::on_disconnect_thunk);
-    if (address_.kind == node_address::transport::tcp) {
-        redisEnableKeepAlive(&context_->c);
-    }
-    adapter_ = hiredis_adapter::attach(strand_, context_);
-    if (!queue_handshake()) {
-        drop_connection("cannot queue the connection handshake (out of memory)");
-        return false;
-    }
-    if (handshake_outstanding_ == 0) {
-        release_held_back(); // what waited for the host name
-    }
-
-    connect_timer_.expires_at(connect_deadline_);
-    connect_timer_.async_wait([this, context](const boost::system::error_code& ec) {
-        if (ec || context_ != context || state_ != state::connecting) {
+    abort_connect_ = [socket] {
+        error_code ignored;
+        socket->close(ignored);
+    };
+    const auto attempt = connect_attempts_;
+    socket->async_connect(endpoint, [this, socket, attempt,
+                                     alive = std::weak_ptr<const bool>(alive_)](
+                                        const error_code& ec) {
+        if (alive.expired() || !attempt_is_current(attempt)) {
             return;
         }
-        last_error_ =
-            "connect timed out after " + std::to_string(config_.connect_timeout.count()) + " ms";
-        drop_connection(last_error_);
+        if (ec) {
+            drop_connection("cannot connect: " + ec.message());
+            return;
+        }
+        if (address_.tls) {
+            start_tls(std::move(*socket));
+        } else {
+            connected(byte_stream(std::move(*socket)));
+        }
     });
-    return true;
 }
 
-bool node_connection::queue_handshake() {
-    // A step hiredis could not queue (out of memory) must not get a pending_ entry: every
-    // later reply would then be handed to the command before it.
-    const auto step = [this](int queued, std::uint64_t which) {
-        if (queued == REDIS_OK) {
-            pending_.push_back({nullptr, which});
-        }
-        return queued == REDIS_OK;
+void node_connection::connect_unix() {
+    auto socket = std::make_shared<byte_stream::unix_socket>(strand_);
+    error_code ec;
+    open_close_on_exec(*socket, asio::local::stream_protocol(), ec);
+    if (ec) {
+        drop_connection("cannot open a socket: " + ec.message());
+        return;
+    }
+    abort_connect_ = [socket] {
+        error_code ignored;
+        socket->close(ignored);
     };
+    const auto attempt = connect_attempts_;
+    socket->async_connect(
+        asio::local::stream_protocol::endpoint(address_.path),
+        [this, socket, attempt, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
+            if (alive.expired() || !attempt_is_current(attempt)) {
+                return;
+            }
+            if (ec) {
+                drop_connection("cannot connect: " + ec.message());
+                return;
+            }
+            connected(byte_stream(std::move(*socket)));
+        });
+}
+
+void node_connection::start_tls(byte_stream::tcp_socket socket) {
+    auto session = std::make_shared<byte_stream::tls_socket>(std::move(socket), *tls_);
+    std::string why;
+    if (!prepare_tls_session(session->native_handle(), config_.tls, address_.host, why)) {
+        drop_connection(why);
+        return;
+    }
+    if (config_.tls.dangerously_skip_verification) {
+        log(log_level::warning, "TLS certificate NOT verified (dangerously_skip_verification): "
+                                "anyone on the path can impersonate this node");
+    }
+    abort_connect_ = [session] {
+        error_code ignored;
+        session->lowest_layer().close(ignored);
+    };
+    const auto attempt = connect_attempts_;
+    session->async_handshake(
+        asio::ssl::stream_base::client,
+        [this, session, attempt, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
+            if (alive.expired() || !attempt_is_current(attempt)) {
+                return;
+            }
+            if (ec) {
+                drop_connection(tls_failure_reason(session->native_handle(), ec));
+                return;
+            }
+            connected(byte_stream(std::move(*session)));
+        });
+}
+
+void node_connection::connected(byte_stream stream) {
+    abort_connect_ = nullptr;
+    connect_timer_.cancel();
+    state_ = state::connected;
+    consecutive_failures_ = 0;
+    wire_ = std::make_shared<wire>(std::move(stream), config_.max_reply_size);
+    log(log_level::debug, "connected");
+    queue_handshake();
+    if (handshake_outstanding_ == 0) {
+        release_held_back();
+    }
+    read(wire_);
+}
+
+void node_connection::queue_handshake() {
     if (!address_.password.empty()) {
-        const int queued =
-            address_.user.empty()
-                ? redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "AUTH %b",
-                                    address_.password.data(), address_.password.size())
-                : redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "AUTH %b %b",
-                                    address_.user.data(), address_.user.size(),
-                                    address_.password.data(), address_.password.size());
-        if (!step(queued, handshake_auth)) {
-            return false;
-        }
+        queue_step(address_.user.empty() ? format({"AUTH", address_.password})
+                                         : format({"AUTH", address_.user, address_.password}),
+                   handshake_auth);
         ++handshake_outstanding_;
     }
     if (address_.db != 0) {
-        if (!step(redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "SELECT %d",
-                                    address_.db),
-                  handshake_select)) {
-            return false;
-        }
+        queue_step(format({"SELECT", std::to_string(address_.db)}), handshake_select);
         ++handshake_outstanding_;
     }
     // For the restart quarantine, and to recognise two addresses of one server by run_id
     // (sent with the quarantine off too, for that). Its reply precedes every vote on this
     // connection, but nothing waits for it: it gates no command, only how votes are counted.
-    if (!step(redisAsyncCommand(context_, &node_connection::on_reply_thunk, this, "INFO server"),
-              handshake_info)) {
-        return false;
-    }
+    queue_step(format({"INFO", "server"}), handshake_info);
     // Every script in the node's cache before the first lock command, so that NOSCRIPT (and
     // the resend it calls for) only follows a SCRIPT FLUSH. Nothing waits for these: a
     // refusal (ACL without +script) only leaves the EVAL fallback to do the work.
     for (const auto* s :
          {&release_script, &extend_script, &fence_acquire_script, &fence_raise_script}) {
-        if (!step(redisAsyncCommand(context_, &node_connection::on_reply_thunk, this,
-                                    "SCRIPT LOAD %b", s->text.data(), s->text.size()),
-                  handshake_script_load)) {
-            return false;
+        queue_step(format({"SCRIPT", "LOAD", s->text}), handshake_script_load);
+    }
+}
+
+void node_connection::watch_patience() {
+    if (patience_watched_ || !wire_ || wire_->replies.idle()) {
+        return;
+    }
+    patience_watched_ = true;
+    patience_timer_.expires_at(wire_->replies.oldest().sent_at + patience_);
+    patience_timer_.async_wait([this, w = wire_](const error_code& ec) {
+        if (ec || !w->current) {
+            return; // patience_watched_ was reset by whoever cancelled or dropped
         }
+        patience_watched_ = false;
+        if (w->replies.idle()) {
+            return;
+        }
+        const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - w->replies.oldest().sent_at);
+        if (waited >= patience_) {
+            drop_connection("no reply for " + std::to_string(waited.count()) + " ms (" +
+                            std::to_string(w->replies.waiting()) +
+                            " commands waiting): connection reset");
+            return;
+        }
+        watch_patience();
+    });
+}
+
+void node_connection::expect_replies_within(std::chrono::milliseconds patience) {
+    patience_ = patience;
+    if (patience_watched_) {
+        patience_timer_.cancel();
+        patience_watched_ = false;
+        watch_patience();
+    }
+}
+
+bool node_connection::on_reply(sent_command&& sent, const node_reply& reply) {
+    if (!sent.target) {
+        return on_handshake_reply(reply.reply, sent.tag);
+    }
+    sent.target->on_reply(sent.tag, reply);
+    let_go(std::move(sent.target));
+    if (state_ == state::shut_down && wire_ && wire_->replies.idle()) {
+        drop_connection(last_error_); // drained
+        return false;
     }
     return true;
 }
 
+void node_connection::let_go(std::shared_ptr<reply_target> target) {
+    // The last owner of an operation may be the last owner of the client, and with it of
+    // this connection: never destroyed while a handler of this connection runs.
+    if (target.use_count() == 1) {
+        asio::post(strand_, [target = std::move(target)] {});
+    }
+}
+
+bool node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t step) {
+    if (step == handshake_info) {
+        on_server_info(reply);
+        return true;
+    }
+    if (step == handshake_script_load) {
+        return true;
+    }
+    if (reply->type != REDIS_REPLY_ERROR) {
+        if (--handshake_outstanding_ == 0) {
+            release_held_back();
+        }
+        return true;
+    }
+    const std::string what = step == handshake_auth ? "AUTH" : "SELECT";
+    const auto why = what + " failed: " + printable_server_text({reply->str, reply->len});
+    log(log_level::error, why);
+    // Commands queued behind the handshake would run as the wrong user or in the wrong
+    // database: drop the connection.
+    drop_connection(why);
+    return false;
+}
+
 void node_connection::on_server_info(const redisReply* reply) {
     if (reply->type != REDIS_REPLY_STRING) {
-        const std::string why =
-            reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len) : "no text";
+        const std::string why = reply->type == REDIS_REPLY_ERROR
+                                    ? printable_server_text({reply->str, reply->len})
+                                    : "no text";
         info_refused_ = "INFO refused: restarts cannot be detected (" + why + ")";
         if (config_.quarantine.enabled) {
             log(log_level::error, info_refused_ +
@@ -312,7 +516,8 @@ void node_connection::on_server_info(const redisReply* reply) {
     }
     info_refused_.clear();
     const std::string_view info(reply->str, reply->len);
-    const auto run_id = info_field(info, "run_id");
+    // A run_id is 40 hex digits; anything else is kept printable and short.
+    const auto run_id = printable_server_text(info_field(info, "run_id"));
     long long uptime = 0;
     const auto uptime_text = info_field(info, "uptime_in_seconds");
     std::from_chars(uptime_text.data(), uptime_text.data() + uptime_text.size(), uptime);
@@ -327,120 +532,36 @@ void node_connection::on_server_info(const redisReply* reply) {
         // Whole seconds, rounded down: the restart is placed no earlier than it happened.
         started_at_ = now - std::chrono::seconds(uptime);
     }
-    run_id_ = std::string(run_id);
+    run_id_ = run_id;
 }
 
-void node_connection::on_connect_thunk(const redisAsyncContext* context, int status) {
-    auto* self = static_cast<node_connection*>(context->data);
-    if (self->destroying_) {
-        return;
+void node_connection::drop_connection(const std::string& why) {
+    const bool was_connected = state_ == state::connected;
+    const errc error = state_ == state::shut_down ? errc::cancelled : errc::connection_failed;
+    if (abort_connect_) {
+        std::exchange(abort_connect_, nullptr)();
     }
-    if (status != REDIS_OK) {
-        // hiredis frees the context right after this returns.
-        self->closed(context->errstr);
-        return;
-    }
-    self->state_ = state::connected;
-    self->consecutive_failures_ = 0;
-    self->connect_timer_.cancel();
-    self->log(log_level::debug, "connected");
-}
-
-void node_connection::on_disconnect_thunk(const redisAsyncContext* context, int status) {
-    auto* self = static_cast<node_connection*>(context->data);
-    if (self->destroying_ || self->context_ != context) {
-        return;
-    }
-    self->closed(status == REDIS_OK ? "connection closed" : context->errstr);
-}
-
-void node_connection::on_reply_thunk(redisAsyncContext*, void* reply, void* self) {
-    static_cast<node_connection*>(self)->on_reply(static_cast<redisReply*>(reply));
-}
-
-void node_connection::on_reply(redisReply* reply) {
-    if (destroying_ || pending_.empty()) {
-        return;
-    }
-    pending p = std::move(pending_.front());
-    pending_.pop_front();
-    if (!p.target) {
-        on_handshake_reply(reply, p.tag);
-        return;
-    }
-    if (!reply) {
-        if (last_error_.empty() && context_ && context_->errstr[0]) {
-            last_error_ = context_->errstr;
-        }
-        const errc why = state_ == state::shut_down ? errc::cancelled : errc::connection_failed;
-        p.target->on_reply(p.tag,
-                           node_reply{make_error_code(why), nullptr,
-                                      last_error_.empty() ? "connection lost" : last_error_});
-        let_go(std::move(p.target));
-        return;
-    }
-    std::string_view message;
-    if (reply->type == REDIS_REPLY_ERROR) {
-        message = std::string_view(reply->str, reply->len);
-    }
-    p.target->on_reply(p.tag, node_reply{{}, reply, message});
-    if (state_ == state::shut_down && pending_.empty() && context_) {
-        // Drained: hiredis frees the context once this callback returns.
-        drop_connection(last_error_);
-    }
-    let_go(std::move(p.target));
-}
-
-void node_connection::let_go(std::shared_ptr<reply_target> target) {
-    // The last owner of an operation may be the last owner of the client, and with it of
-    // this connection: never destroyed inside a hiredis callback, which goes on using the
-    // context (and this) after the callback returns.
-    if (target.use_count() == 1) {
-        asio::post(strand_, [target = std::move(target)] {});
-    }
-}
-
-void node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t step) {
-    if (!reply || !context_) {
-        return; // the connection died: closed() fails what was held back
-    }
-    if (step == handshake_info) {
-        on_server_info(reply);
-        return;
-    }
-    if (step == handshake_script_load) {
-        return;
-    }
-    if (reply->type != REDIS_REPLY_ERROR) {
-        if (--handshake_outstanding_ == 0) {
-            release_held_back();
-        }
-        return;
-    }
-    const std::string what = step == handshake_auth ? "AUTH" : "SELECT";
-    last_error_ = what + " failed: " + std::string(reply->str, reply->len);
-    log(log_level::error, last_error_);
-    // Commands queued behind the handshake would run as the wrong user or in the wrong
-    // database: drop the connection (hiredis defers the free until this callback returns).
-    drop_connection(last_error_);
-}
-
-void node_connection::closed(std::string why) {
+    connect_timer_.cancel();
+    patience_timer_.cancel();
+    patience_watched_ = false;
     handshake_outstanding_ = 0;
-    const errc held_error = state_ == state::shut_down ? errc::cancelled : errc::connection_failed;
+    if (wire_) {
+        auto w = std::exchange(wire_, nullptr);
+        w->current = false;
+        w->stream.close();
+        for (auto& sent : w->replies.take_waiting()) {
+            if (sent.target) {
+                fail_later(sent.target, sent.tag, error, why);
+            }
+        }
+    }
     for (auto& h : std::exchange(held_back_, {})) {
-        fail_later(h.target, h.tag, held_error, why);
+        fail_later(h.target, h.tag, error, why);
     }
     if (state_ == state::shut_down) {
-        context_ = nullptr;
-        adapter_.reset();
         return;
     }
-    const bool was_connected = state_ == state::connected;
-    context_ = nullptr;
-    adapter_.reset();
-    connect_timer_.cancel();
-    last_error_ = std::move(why);
+    last_error_ = why;
     ++consecutive_failures_;
     auto delay = config_.reconnect_delay_initial;
     for (unsigned i = 1; i < consecutive_failures_ && delay < config_.reconnect_delay_max; ++i) {
@@ -451,7 +572,7 @@ void node_connection::closed(std::string why) {
         last_error_ + "; next connect attempt in " + std::to_string(delay.count()) + " ms");
     state_ = state::backing_off;
     backoff_timer_.expires_after(delay);
-    backoff_timer_.async_wait([this](const boost::system::error_code& ec) {
+    backoff_timer_.async_wait([this](const error_code& ec) {
         if (!ec && state_ == state::backing_off) {
             state_ = state::idle;
         }
@@ -462,37 +583,28 @@ void node_connection::shutdown(std::chrono::milliseconds drain) {
     if (state_ == state::shut_down) {
         return;
     }
-    const bool has_link = state_ == state::connected || state_ == state::connecting;
+    const bool sent_something = wire_ && !wire_->replies.idle();
     state_ = state::shut_down;
-    connect_timer_.cancel();
     backoff_timer_.cancel();
     last_error_ = "client shut down";
-    resolver_.cancel();
-    if (has_link && !pending_.empty() && drain.count() > 0) {
-        // What waits for the handshake fails now; what was sent may still be in the
-        // socket's buffer: it goes out and is answered, bounded by `drain`.
+    if (sent_something && drain.count() > 0) {
+        // What waits for the connection or the handshake fails now; what was sent (or is
+        // queued to be written) still goes out and is answered, bounded by `drain`.
         for (auto& h : std::exchange(held_back_, {})) {
             fail_later(h.target, h.tag, errc::cancelled, last_error_);
         }
+        patience_timer_.cancel();
+        patience_watched_ = false;
         connect_timer_.expires_after(drain);
-        connect_timer_.async_wait([this, context = context_](const boost::system::error_code& ec) {
-            if (!ec && context_ == context && context_) {
-                drop_connection("client shut down; " + std::to_string(pending_.size()) +
+        connect_timer_.async_wait([this, w = wire_](const error_code& ec) {
+            if (!ec && w->current) {
+                drop_connection("client shut down; " + std::to_string(w->replies.waiting()) +
                                 " commands unanswered");
             }
         });
         return;
     }
-    // Fails what waits for the host name or the handshake, then the commands sent.
     drop_connection(last_error_);
-}
-
-void node_connection::drop_connection(std::string why) {
-    redisAsyncContext* doomed = context_;
-    closed(std::move(why));
-    if (doomed) {
-        redisAsyncFree(doomed);
-    }
 }
 
 } // namespace redlock::detail

@@ -1,8 +1,9 @@
 #ifndef REDLOCK_SRC_NODE_CONNECTION_HPP
 #define REDLOCK_SRC_NODE_CONNECTION_HPP
 
-#include "transport/hiredis_adapter.hpp"
+#include "transport/byte_stream.hpp"
 #include "transport/node_link.hpp"
+#include "transport/reply_pipeline.hpp"
 
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
@@ -10,31 +11,37 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include <hiredis/async.h>
-
+#include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace redlock::detail {
 
-/// One Redis master: a single hiredis connection, (re)connected on demand with AUTH and
-/// SELECT (host names resolved in the background first, never on the strand), on which every
-/// command of every operation is pipelined in send order. That order is what makes a cleanup safe:
-/// Redis runs one connection's commands in sequence, so a compare-and-delete can never overtake the
-/// SET it cleans up.
+/// One Redis master: a single connection, (re)connected on demand (host names resolved in
+/// the background, then TCP, a unix socket, or TLS), logged in with AUTH and SELECT, on which
+/// every command of every operation is pipelined in send order. That order is what makes a
+/// cleanup safe: Redis runs one connection's commands in sequence, so a compare-and-delete
+/// can never overtake the SET it cleans up.
+///
+/// Asio owns the socket; hiredis only formats commands and parses replies (reply_pipeline),
+/// so whatever a node sends costs at most its own connection: never an abort, never
+/// unbounded memory. A connection whose oldest command waits past the reply patience is
+/// reset, so a stuck node holds no queue for ever.
 ///
 /// Every command sent gets exactly one reply_target::on_reply, possibly long after its
 /// operation stopped caring. Lives on (and must only be used from) a strand.
 class node_connection final : public node_link {
 public:
+    /// `tls` is needed (non-null) when the address is `rediss://`.
     node_connection(boost::asio::any_io_executor strand, node_address address,
-                    const client_config& config);
+                    const client_config& config, std::shared_ptr<boost::asio::ssl::context> tls);
     ~node_connection() override;
     node_connection(const node_connection&) = delete;
     node_connection& operator=(const node_connection&) = delete;
@@ -42,6 +49,7 @@ public:
     void send(const command& cmd, const std::shared_ptr<reply_target>& target,
               std::uint64_t tag) override;
     void shutdown(std::chrono::milliseconds drain) override;
+    void expect_replies_within(std::chrono::milliseconds patience) override;
 
     /// When the server was last (re)started, as far as INFO server told us on connect;
     /// empty until known. A changed run_id counts as a restart at the moment it was seen.
@@ -52,43 +60,58 @@ public:
     const node_address& address() const noexcept override { return address_; }
 
 private:
-    enum class state { idle, resolving, connecting, connected, backing_off, shut_down };
+    enum class state { idle, connecting, connected, backing_off, shut_down };
 
-    struct pending {
-        std::shared_ptr<reply_target> target; ///< null for the AUTH/SELECT handshake
-        std::uint64_t tag;
-    };
-    /// A command waiting for the host name or the handshake, with its own copy of the arguments.
+    /// A command waiting for the connection and its AUTH/SELECT, already in wire format.
     struct held_back {
-        std::vector<std::string> args;
+        std::string bytes;
         std::shared_ptr<reply_target> target;
         std::uint64_t tag;
     };
 
-    static void on_reply_thunk(redisAsyncContext* context, void* reply, void* self);
-    static void on_connect_thunk(const redisAsyncContext* context, int status);
-    static void on_disconnect_thunk(const redisAsyncContext* context, int status);
+    /// One connected socket and what travels on it. Handlers hold it, so they can tell,
+    /// without touching the connection, that the socket they served was dropped (or the
+    /// connection destroyed) meanwhile.
+    struct wire {
+        wire(byte_stream s, std::size_t max_reply_size)
+            : stream(std::move(s))
+            , replies(max_reply_size) {}
+        byte_stream stream;
+        reply_pipeline replies;
+        bool current = true;
+        std::string queued;  ///< formatted commands not yet handed to a write
+        std::string writing; ///< the bytes of the write in flight
+        bool write_in_flight = false;
+        bool flush_posted = false;
+        std::array<char, 16 * 1024> read_buffer{};
+    };
 
-    bool connect();
+    void connect();
     void resolve();
-    void on_resolved(const boost::system::error_code& ec,
-                     const boost::asio::ip::tcp::resolver::results_type& results);
-    bool connect_to(const std::string& host);
-    void hold_back(const command& cmd, const std::shared_ptr<reply_target>& target,
-                   std::uint64_t tag);
-    void issue(const command& cmd, const std::shared_ptr<reply_target>& target, std::uint64_t tag);
+    void connect_tcp(const boost::asio::ip::tcp::endpoint& endpoint);
+    void connect_unix();
+    void start_tls(byte_stream::tcp_socket socket);
+    void connected(byte_stream stream);
+    /// False when the connect attempt `attempt` is over (timed out, shut down, superseded).
+    bool attempt_is_current(std::uint64_t attempt) const noexcept;
+
+    void queue_handshake();
+    void queue_step(std::string bytes, std::uint64_t step);
+    void issue(std::string bytes, const std::shared_ptr<reply_target>& target, std::uint64_t tag);
     void release_held_back();
-    /// False when hiredis could not queue a step.
-    bool queue_handshake();
-    void let_go(std::shared_ptr<reply_target> target);
-    void on_reply(redisReply* reply);
-    void on_handshake_reply(const redisReply* reply, std::uint64_t step);
+    void schedule_flush();
+    void flush(const std::shared_ptr<wire>& w);
+    void read(const std::shared_ptr<wire>& w);
+    void watch_patience();
+
+    bool on_reply(sent_command&& sent, const node_reply& reply);
+    bool on_handshake_reply(const redisReply* reply, std::uint64_t step);
     void on_server_info(const redisReply* reply);
-    /// The context is gone or going: no sends on it from now on.
-    void closed(std::string why);
-    /// closed(), then frees the context: its pending callbacks run with no reply (inside a
-    /// hiredis callback the free waits until it returns).
-    void drop_connection(std::string why);
+    void let_go(std::shared_ptr<reply_target> target);
+
+    /// Closes the socket (if any), fails every command sent or held back, and backs off
+    /// before the next connect (or stays shut down).
+    void drop_connection(const std::string& why);
     void fail_later(const std::shared_ptr<reply_target>& target, std::uint64_t tag, errc error,
                     std::string message);
     void log(log_level level, const std::string& message) const;
@@ -96,32 +119,35 @@ private:
     boost::asio::any_io_executor strand_;
     node_address address_;
     const client_config& config_;
+    std::shared_ptr<boost::asio::ssl::context> tls_;
     std::string display_;
 
     state state_ = state::idle;
-    redisAsyncContext* context_ = nullptr;
-    std::shared_ptr<hiredis_adapter> adapter_;
-    std::deque<pending> pending_;
-    // Commands pipelined behind a failing AUTH would run as the default user, and behind a
+    std::shared_ptr<wire> wire_;
+    // Commands queued behind a failing AUTH would run as the default user, and behind a
     // failing SELECT in the wrong database: until the handshake succeeds they wait here.
     std::deque<held_back> held_back_;
     std::size_t handshake_outstanding_ = 0;
     std::string last_error_;
     unsigned consecutive_failures_ = 0;
-    // Resolving and connecting share one deadline; a resolve or its timer from an earlier
-    // connect() recognises itself as stale by its attempt number.
+    // Resolving, connecting and the TLS handshake share one deadline; each step of an
+    // earlier connect() recognises itself as stale by its attempt number.
     std::uint64_t connect_attempts_ = 0;
-    std::chrono::steady_clock::time_point connect_deadline_;
+    // Closes the socket of the connect step under way, so that a timeout, a shutdown or
+    // the destructor ends it now rather than when the kernel gives up.
+    std::function<void()> abort_connect_;
+    std::chrono::milliseconds patience_{1000};
+    bool patience_watched_ = false;
     std::string run_id_;
     // Set while the latest INFO server was refused (an ACL user without +info), else empty.
     std::string info_refused_;
     std::optional<std::chrono::steady_clock::time_point> started_at_;
-    bool destroying_ = false;
-    // A resolve under way when this object goes completes later anyway (getaddrinfo cannot
-    // be interrupted) and may even report success: its handler checks this first.
+    // Handlers of resolves, connects and handshakes check this first: they may complete
+    // after this object is gone.
     std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);
     boost::asio::steady_timer connect_timer_;
     boost::asio::steady_timer backoff_timer_;
+    boost::asio::steady_timer patience_timer_;
     boost::asio::ip::tcp::resolver resolver_;
 };
 

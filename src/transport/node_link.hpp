@@ -31,6 +31,9 @@ public:
     /// `drain` (the cleanups and releases of a client being torn down reach their node);
     /// what is left then fails with errc::cancelled.
     virtual void shutdown(std::chrono::milliseconds drain) = 0;
+    /// A connection whose oldest command has waited this long for its reply is reset (its
+    /// commands fail): a stuck node must not hold a queue and its memory for ever.
+    virtual void expect_replies_within(std::chrono::milliseconds patience) = 0;
 
     /// When the server was last (re)started, as far as the link could tell; empty until known.
     virtual std::optional<clock::time_point> started_at() const noexcept = 0;

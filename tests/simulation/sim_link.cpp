@@ -159,6 +159,8 @@ public:
         back_off();
     }
 
+    void expect_replies_within(real_ns patience) { patience_ = patience; }
+
     void partition(real_ns until, bool break_now) {
         partitioned_until_ = std::max(partitioned_until_, until);
         SIM_TRACE(w_, who_,
@@ -290,6 +292,12 @@ private:
     void transmit(const pending_ptr& p) {
         p->connection = connection_;
         inflight_.push_back(p);
+        w_.at(w_.now() + patience_, client_, [weak = weak_from_this(), p] {
+            auto self = weak.lock();
+            if (self && !p->done && p->connection == self->connection_) {
+                self->cut("no reply within the reply patience: connection reset");
+            }
+        });
         const real_ns arrive = std::max(crossing(), last_arrival_ + 1);
         last_arrival_ = arrive;
         w_.at(arrive, -1, [weak = weak_from_this(), p, incarnation = node_.incarnation()] {
@@ -395,6 +403,7 @@ private:
     real_ns last_arrival_ = 0;
     real_ns last_delivery_ = 0;
     real_ns retry_at_ = 0;
+    real_ns patience_ = 1000 * ms;
     real_ns partitioned_until_ = 0;
     std::optional<detail::clock::time_point> started_at_;
     std::string run_id_;
@@ -420,6 +429,10 @@ void sim_link::send(const detail::command& cmd, const std::shared_ptr<detail::re
 
 void sim_link::shutdown(std::chrono::milliseconds drain) {
     core_->shutdown(std::chrono::nanoseconds(drain).count());
+}
+
+void sim_link::expect_replies_within(std::chrono::milliseconds patience) {
+    core_->expect_replies_within(std::chrono::nanoseconds(patience).count());
 }
 
 std::string_view sim_link::run_id() const noexcept {

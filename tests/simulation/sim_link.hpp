@@ -36,7 +36,8 @@ class link_core;
 /// when the server started, broken by cuts, node crashes and lost replies (every pending
 /// command then fails with connection_failed; commands not yet at the node may or may not
 /// run there), stalled by partitions, reconnected after a doubling delay during which
-/// commands fail fast. Replies are RESP bytes parsed by hiredis' reader.
+/// commands fail fast, and reset like node_connection when the oldest command on it has
+/// waited past the reply patience. Replies are RESP bytes parsed by hiredis' reader.
 class sim_link final : public detail::node_link {
 public:
     sim_link(world& w, history& h, sim_node& node, int client, drift_clock clock,
@@ -47,6 +48,7 @@ public:
     void send(const detail::command& cmd, const std::shared_ptr<detail::reply_target>& target,
               std::uint64_t tag) override;
     void shutdown(std::chrono::milliseconds drain) override;
+    void expect_replies_within(std::chrono::milliseconds patience) override;
     std::string_view run_id() const noexcept override;
     std::string_view restarts_undetectable() const noexcept override;
     std::optional<detail::clock::time_point> started_at() const noexcept override;

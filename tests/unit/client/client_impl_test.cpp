@@ -49,6 +49,10 @@ public:
         ++sent_count_;
     }
     void shutdown(std::chrono::milliseconds) override { sent_.clear(); }
+    void expect_replies_within(std::chrono::milliseconds patience) override {
+        patience_ = patience;
+    }
+    std::chrono::milliseconds patience() const { return patience_; }
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
     const redlock::node_address& address() const noexcept override { return address_; }
     std::string_view run_id() const noexcept override { return run_id_; }
@@ -91,6 +95,7 @@ public:
     std::optional<clock::time_point> started_at_;
     std::string run_id_;
     std::string undetectable_;
+    std::chrono::milliseconds patience_{0};
     bool refuses_ = false;
     /// Answers every script with NOSCRIPT, EVAL included (a broken or hostile node).
     bool always_noscript_ = false;
@@ -357,4 +362,20 @@ TEST(noscript, a_command_is_sent_again_at_most_once) {
     c.release(held, 10);
     EXPECT_EQ(broken.sent_count_ - before, 2u) << "EVALSHA, then EVAL once";
     EXPECT_FALSE(broken.has_sent());
+}
+
+TEST(reply_patience, is_four_times_the_longest_node_timeout_and_never_under_a_second) {
+    scripted_client c;
+    redlock::lock_options options;
+    options.node_timeout = 50ms;
+    c.acquire(options);
+    EXPECT_EQ(c.link(0).patience(), 1s) << "4 x 50 ms is under the floor";
+    options.node_timeout = 400ms;
+    c.acquire(options);
+    for (std::size_t node = 0; node < 3; ++node) {
+        EXPECT_EQ(c.link(node).patience(), 1600ms);
+    }
+    options.node_timeout = 100ms;
+    c.acquire(options);
+    EXPECT_EQ(c.link(2).patience(), 1600ms) << "the longest node_timeout in use still counts";
 }
