@@ -1,5 +1,5 @@
-// Against the five local nodes (REDLOCK_NODES): latency percentiles, throughput, contention,
-// and a node slowed by +20 ms. Each benchmark runs the client's event loop on its own thread,
+// Against the five local nodes (REDLOCK_NODES; rediss:// ones trust REDLOCK_TLS_CA): latency
+// percentiles, throughput, contention, and a node slowed by +20 ms. Each benchmark runs the client's event loop on its own thread,
 // as a single-threaded service would, so no thread hand-off is measured.
 #include "support/fault_proxy.hpp"
 
@@ -39,6 +39,10 @@ redlock::client_config config_for(std::vector<std::string> nodes) {
     c.nodes = std::move(nodes);
     // The nodes may have been restarted just before; quarantine is not what is measured.
     c.quarantine.enabled = false;
+    // For rediss:// nodes (bench/tls.sh).
+    if (const char* ca = std::getenv("REDLOCK_TLS_CA"); ca && *ca) {
+        c.tls.ca_file = ca;
+    }
     return c;
 }
 

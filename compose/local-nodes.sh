@@ -6,7 +6,10 @@
 #   local-nodes.sh stop N | start N | kill N | pause N | resume N | restart N [--aof]
 #
 # N is 1-5. Processes are tracked by pid file and stopped by pid, never by name.
-# Environment: REDLOCK_LOCAL_DIR (state, default compose/.local), REDLOCK_BASE_PORT (7000).
+# Environment: REDLOCK_LOCAL_DIR (state, default compose/.local), REDLOCK_BASE_PORT (7000),
+# REDLOCK_TLS=1: each node also speaks TLS on its port + 100 (rediss://localhost:7101...),
+# with a test CA and certificate made on first use in $REDLOCK_LOCAL_DIR/tls (ca.crt is the
+# CA to trust; the certificate names localhost and 127.0.0.1).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,6 +22,27 @@ command -v redis-server >/dev/null || die "redis-server not found (apt-get insta
 command -v redis-cli >/dev/null || die "redis-cli not found (apt-get install redis-tools)"
 
 port_of() { echo $((base_port + $1)); }
+tls_dir="$state/tls"
+
+make_certificates() {
+  [[ -s $tls_dir/server.crt ]] && return 0
+  command -v openssl >/dev/null || die "openssl not found (apt-get install openssl)"
+  mkdir -p "$tls_dir"
+  (cd "$tls_dir"
+   openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=redlock local test CA" \
+     -keyout ca.key -out ca.crt 2>/dev/null
+   openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout server.key \
+     -out server.csr 2>/dev/null
+   printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > server.ext
+   openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 \
+     -extfile server.ext -out server.crt 2>/dev/null) || die "cannot make test certificates in $tls_dir"
+}
+
+tls_options() {
+  [[ ${REDLOCK_TLS:-0} == 1 ]] || return 0
+  echo "--tls-port $(( $(port_of "$1") + 100 )) --tls-cert-file $tls_dir/server.crt" \
+       "--tls-key-file $tls_dir/server.key --tls-ca-cert-file $tls_dir/ca.crt --tls-auth-clients no"
+}
 pid_file() { echo "$state/node-$1/redis.pid"; }
 pid_of() { local f; f=$(pid_file "$1"); [[ -s $f ]] && cat "$f" || true; }
 # A killed daemon may linger as a zombie until init reaps it: that is not running.
@@ -40,11 +64,12 @@ start_node() {
   dir="$state/node-$n"; port=$(port_of "$n")
   if alive "$n"; then return 0; fi
   mkdir -p "$dir"
+  if [[ ${REDLOCK_TLS:-0} == 1 ]]; then make_certificates; fi
   if [[ $aof == no ]]; then rm -f "$dir"/appendonly.aof* ; rm -rf "$dir/appendonlydir"; fi
   redis-server --port "$port" --bind 127.0.0.1 --daemonize yes \
     --pidfile "$(pid_file "$n")" --logfile "$dir/redis.log" --dir "$dir" \
     --save "" --appendonly "$aof" --appendfsync always \
-    --maxmemory-policy noeviction --protected-mode yes
+    --maxmemory-policy noeviction --protected-mode yes $(tls_options "$n")
   wait_ping "$n"
 }
 

@@ -30,6 +30,18 @@ std::vector<std::string> nodes_from_environment() {
     return nodes;
 }
 
+/// How the nodes are shown: redacted, since an address may carry a password.
+std::vector<std::string> shown(const std::vector<std::string>& nodes) {
+    std::vector<std::string> names;
+    for (const auto& text : nodes) {
+        redlock::node_address address;
+        std::string why;
+        names.push_back(redlock::parse_node_address(text, address, why) ? "(invalid address)"
+                                                                        : address.redacted());
+    }
+    return names;
+}
+
 void print_votes(const std::string& step, std::error_code ec,
                  const std::vector<redlock::node_vote>& votes,
                  const std::vector<std::string>& nodes) {
@@ -96,7 +108,7 @@ int main() {
         return 2;
     }
     int status = 1;
-    asio::co_spawn(io, run(*client, nodes), [&](std::exception_ptr, int s) {
+    asio::co_spawn(io, run(*client, shown(nodes)), [&](std::exception_ptr, int s) {
         status = s;
         client.reset();
     });

@@ -44,7 +44,9 @@ std::string_view outcome_label(std::error_code error);
 /// text exposition format (version 0.0.4). Thread-safe: render() may run on any thread.
 class prometheus_metrics final : public metrics_observer {
 public:
-    /// `node_labels[i]` is the `node` label of node i, e.g. the addresses from client_config.
+    /// `node_labels[i]` is the `node` label of node i, e.g. client_config::nodes. A label that
+    /// is a node address with credentials is shown as its host:port (node_address::display()),
+    /// never with the user or password; host:port and names of your own stay as given.
     explicit prometheus_metrics(std::vector<std::string> node_labels);
 
     std::string render() const;

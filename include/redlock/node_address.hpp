@@ -36,6 +36,8 @@ struct node_address {
 /// Parses one of
 ///   `host:port`, `host` (port 6379), `[v6]:port`,
 ///   `redis://[user:password@]host[:port][/db]`, `rediss://...` (the same, over TLS),
+///   `redis://user:@host...` (an ACL user whose password is supplied separately: a client
+///   refuses it while the password is still missing),
 ///   `unix:///path/to.sock[?db=N&user=U&password=P]`, `/path/to.sock`.
 /// A unix socket path must fit sockaddr_un (107 bytes); a longer one is refused, never cut.
 /// On failure returns errc::invalid_argument and puts the reason in `why`, which never

@@ -377,6 +377,17 @@ int demo_command(const options& o) {
         std::cerr << "redlock demo: " << why << "\n";
         return exit_usage;
     }
+    // The stock store and the first two strategies talk to the nodes the way the incident's
+    // service did, through blocking hiredis, which has no TLS.
+    for (std::size_t node = 0; node < o.nodes.size(); ++node) {
+        node_address a;
+        if (!parse_node_address(o.nodes[node], a, why) && a.tls) {
+            std::cerr << "redlock demo: nodes[" << node
+                      << "] is rediss://: the demo's stock store and naive strategies need "
+                         "plain redis:// or unix:// nodes\n";
+            return exit_usage;
+        }
+    }
     std::vector<std::unique_ptr<blocking_client>> instances;
     try {
         for (unsigned i = 0; i < o.instances; ++i) {

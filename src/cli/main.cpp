@@ -1,12 +1,15 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/options.hpp"
+#include "cli/terminal.hpp"
+#include "core/validate.hpp"
 
 #include <redlock/error.hpp>
 
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 
 int main(int argc, char** argv) {
     using namespace redlock::cli;
@@ -16,42 +19,47 @@ int main(int argc, char** argv) {
         std::cerr << "redlock: " << error << "\n";
         return exit_usage;
     }
+    if (o->command == "help") {
+        std::cout << usage();
+        return exit_ok;
+    }
+    static const std::map<std::string, int (*)(const options&)> commands{
+        {"run", run_command},         {"acquire", acquire_command}, {"extend", extend_command},
+        {"release", release_command}, {"status", status_command},   {"demo", demo_command}};
+    const auto command = commands.find(o->command);
+    if (command == commands.end()) {
+        std::cerr << "redlock: unknown command \"" << o->command << "\" (see redlock --help)\n";
+        return exit_usage;
+    }
+    if (!load_credentials(*o, std::getenv("REDLOCK_PASSWORD"), error)) {
+        std::cerr << "redlock: " << error << "\n";
+        return exit_usage;
+    }
+    // Before any connection, and the same for every command: the library's own check (its
+    // messages name a node by its index, never by its text, which may hold a password).
+    std::vector<redlock::node_address> addresses;
+    if (auto why = redlock::detail::check_client_config(make_config(*o), addresses); !why.empty()) {
+        std::cerr << "redlock: bad node list (--nodes or $REDLOCK_NODES): " << why << "\n";
+        return exit_usage;
+    }
+    if (o->tls.dangerously_skip_verification) {
+        // Even with --quiet: a setting that hands every lock to whoever sits in the middle.
+        std::cerr << "redlock: WARNING: --tls-insecure-skip-verify: the nodes' certificates are "
+                     "not checked; anyone in the middle can take, hold or steal every lock\n";
+    }
     if (o->command != "run") {
-        // status and demo talk to Redis through blocking hiredis, whose writes to a reset
+        // demo's stock store talks to Redis through blocking hiredis, whose writes to a reset
         // connection would raise SIGPIPE; a failed write is reported as an error instead.
         // run keeps the default, which its command inherits.
         std::signal(SIGPIPE, SIG_IGN);
     }
     try {
-        if (o->command == "help") {
-            std::cout << usage();
-            return exit_ok;
-        }
-        if (o->command == "run") {
-            return run_command(*o);
-        }
-        if (o->command == "acquire") {
-            return acquire_command(*o);
-        }
-        if (o->command == "extend") {
-            return extend_command(*o);
-        }
-        if (o->command == "release") {
-            return release_command(*o);
-        }
-        if (o->command == "status") {
-            return status_command(*o);
-        }
-        if (o->command == "demo") {
-            return demo_command(*o);
-        }
-        std::cerr << "redlock: unknown command \"" << o->command << "\" (see redlock --help)\n";
-        return exit_usage;
+        return command->second(*o);
     } catch (const std::system_error& e) {
-        std::cerr << "redlock: " << e.what() << "\n";
+        std::cerr << "redlock: " << printable(e.what()) << "\n";
         return e.code() == redlock::errc::invalid_argument ? exit_usage : exit_internal;
     } catch (const std::exception& e) {
-        std::cerr << "redlock: " << e.what() << "\n";
+        std::cerr << "redlock: " << printable(e.what()) << "\n";
         return exit_internal;
     }
 }

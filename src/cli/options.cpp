@@ -1,9 +1,15 @@
 #include "cli/options.hpp"
 
+#include <redlock/node_address.hpp>
+
+#include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <fcntl.h>
 #include <limits>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace redlock::cli {
 
@@ -106,7 +112,24 @@ std::optional<options> parse_options(int argc, const char* const* argv,
                     "\" is not a duration (examples: 500ms, 30s, 2m, 1h)";
             return false;
         }
+        if (*d > max_duration) {
+            error = std::string(flag) + ": \"" + std::string(*text) + "\" is over the limit of " +
+                    std::to_string(max_duration.count()) + "ms (about 24 days)";
+            return false;
+        }
         out = *d;
+        return true;
+    };
+    auto text_of = [&](std::string_view flag, std::string& out) {
+        auto text = value_of(flag);
+        if (!text) {
+            return false;
+        }
+        if (text->empty()) {
+            error = std::string(flag) + " needs a non-empty value";
+            return false;
+        }
+        out = std::string(*text);
         return true;
     };
     auto count_of = [&](std::string_view flag, unsigned& out, unsigned max) {
@@ -171,6 +194,20 @@ std::optional<options> parse_options(int argc, const char* const* argv,
             ok = count_of(arg, o.stock, 1'000'000);
         } else if (arg == "--instances") {
             ok = count_of(arg, o.instances, 64);
+        } else if (arg == "--password-file") {
+            ok = text_of(arg, o.password_file);
+        } else if (arg == "--tls-ca") {
+            ok = text_of(arg, o.tls.ca_file);
+        } else if (arg == "--tls-ca-dir") {
+            ok = text_of(arg, o.tls.ca_directory);
+        } else if (arg == "--tls-cert") {
+            ok = text_of(arg, o.tls.certificate_file);
+        } else if (arg == "--tls-key") {
+            ok = text_of(arg, o.tls.private_key_file);
+        } else if (arg == "--tls-server-name") {
+            ok = text_of(arg, o.tls.server_name);
+        } else if (arg == "--tls-insecure-skip-verify") {
+            o.tls.dangerously_skip_verification = true;
         } else if (arg == "--fence") {
             o.fence = true;
         } else if (arg == "--no-quarantine") {
@@ -201,7 +238,128 @@ std::optional<options> parse_options(int argc, const char* const* argv,
         error = "--buyers and --instances must be at least 1";
         return std::nullopt;
     }
+    if (o.tls.certificate_file.empty() != o.tls.private_key_file.empty()) {
+        error = "--tls-cert and --tls-key go together (a client certificate and its key)";
+        return std::nullopt;
+    }
     return o;
+}
+
+namespace {
+
+/// Everything but RFC 3986's unreserved characters escaped, as parse_node_address decodes it.
+std::string percent_encode(std::string_view text) {
+    static constexpr char digits[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if ((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') ||
+            u == '-' || u == '.' || u == '_' || u == '~') {
+            out.push_back(c);
+        } else {
+            out.push_back('%');
+            out.push_back(digits[u >> 4]);
+            out.push_back(digits[u & 15]);
+        }
+    }
+    return out;
+}
+
+/// The first line of `path`, without its line end. Reads no further than that line (the
+/// file may be a pipe: `--password-file <(pass show redis)`), and at most max_password_size.
+bool read_password_file(const std::string& path, std::string& password, std::string& error) {
+    const std::string flag = "--password-file " + path;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        error = flag + ": " + std::strerror(errno);
+        return false;
+    }
+    std::string line;
+    char c = 0;
+    ssize_t got = 0;
+    while ((got = ::read(fd, &c, 1)) == 1 && c != '\n' && line.size() <= max_password_size) {
+        line.push_back(c);
+    }
+    const int read_error = got < 0 ? errno : 0;
+    ::close(fd);
+    if (read_error != 0) {
+        error = flag + ": " + std::strerror(read_error);
+        return false;
+    }
+    if (!line.empty() && line.back() == '\r') {
+        line.pop_back();
+    }
+    if (line.size() > max_password_size) {
+        error = flag + ": the first line is longer than " + std::to_string(max_password_size) +
+                " bytes";
+        return false;
+    }
+    if (line.empty()) {
+        error = flag + ": the first line is empty (it should hold the password)";
+        return false;
+    }
+    password = std::move(line);
+    return true;
+}
+
+bool readable(const std::string& path, bool directory, const char* flag, std::string& error) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0 || ::access(path.c_str(), R_OK) != 0) {
+        error = std::string(flag) + " " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    if (S_ISDIR(info.st_mode) != directory) {
+        error =
+            std::string(flag) + " " + path + (directory ? ": not a directory" : ": a directory");
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+std::string with_password(const std::string& text, std::string_view password) {
+    node_address a;
+    std::string why;
+    if (parse_node_address(text, a, why) || !a.password.empty()) {
+        return text;
+    }
+    const std::string secret = percent_encode(password);
+    if (a.kind == node_address::transport::unix_socket) {
+        std::string url = "unix://" + a.path + "?password=" + secret;
+        if (!a.user.empty()) {
+            url += "&user=" + percent_encode(a.user);
+        }
+        if (a.db != 0) {
+            url += "&db=" + std::to_string(a.db);
+        }
+        return url;
+    }
+    // An empty user before the colon is the default user: redis://:password@host.
+    return std::string(a.tls ? "rediss://" : "redis://") + percent_encode(a.user) + ":" + secret +
+           "@" + a.display() + (a.db != 0 ? "/" + std::to_string(a.db) : "");
+}
+
+bool load_credentials(options& o, const char* environment_password, std::string& error) {
+    std::string password;
+    if (!o.password_file.empty()) {
+        if (!read_password_file(o.password_file, password, error)) {
+            return false;
+        }
+    } else if (environment_password) {
+        password = environment_password;
+    }
+    if (!password.empty()) {
+        for (auto& node : o.nodes) {
+            node = with_password(node, password);
+        }
+    }
+    const auto& t = o.tls;
+    return (t.ca_file.empty() || readable(t.ca_file, false, "--tls-ca", error)) &&
+           (t.ca_directory.empty() || readable(t.ca_directory, true, "--tls-ca-dir", error)) &&
+           (t.certificate_file.empty() ||
+            readable(t.certificate_file, false, "--tls-cert", error)) &&
+           (t.private_key_file.empty() || readable(t.private_key_file, false, "--tls-key", error));
 }
 
 lock_options to_lock_options(const options& o) {
@@ -241,10 +399,21 @@ options:
                         holder's (run exports it as $REDLOCK_FENCING_TOKEN)
       --no-quarantine   count votes of nodes that restarted within the TTL (unsafe:
                         a node restarted without persistence forgot its locks)
-  -q, --quiet           no messages on stderr
+      --password-file FILE  password for every node whose address has none: the first
+                        line of FILE (default: $REDLOCK_PASSWORD). Keeps it out of argv
+      --tls-ca FILE     CA certificates (PEM) that rediss:// nodes are checked against
+                        (default: the system's trust store)
+      --tls-ca-dir DIR  directory of hashed CA certificates (openssl rehash)
+      --tls-cert FILE   client certificate (PEM) for nodes that require mutual TLS
+      --tls-key FILE    its private key (PEM); --tls-cert and --tls-key go together
+      --tls-server-name NAME  name the nodes' certificates must carry (default: each
+                        node's host)
+      --tls-insecure-skip-verify  accept any certificate: anyone in the middle can take,
+                        hold or steal every lock. Throwaway test setups only; warns
+  -q, --quiet           no messages on stderr (the insecure TLS warning still shows)
   demo: --buyers N (200), --stock N (100), --instances N (6)
 
-DUR: 500ms, 30s, 2m, 1h, or a number of seconds.
+DUR: 500ms, 30s, 2m, 1h, or a number of seconds; at most 2147483647ms (about 24 days).
 
 exit status:
   0   success (run: the command's own status; 128+N if it died of signal N)
@@ -252,6 +421,8 @@ exit status:
   70  internal error       75  lock held by another (or granted too slowly)
   79  lock lost, or TOKEN does not hold KEY
   127 run: COMMAND could not be started
+  129, 130, 143  run, acquire: SIGHUP, SIGINT, SIGTERM while waiting for the lock
+                 (the attempt is cleaned up on every node, COMMAND never starts)
 )";
 }
 

@@ -16,6 +16,13 @@ namespace redlock::cli {
 /// (negative, fractional, overflowing, unknown unit).
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 
+/// The longest duration any flag takes: the library's bound on every duration (max_ttl), so
+/// that no sum of one with a clock reading can overflow.
+inline constexpr std::chrono::milliseconds max_duration = max_ttl;
+
+/// Longest first line read from --password-file.
+inline constexpr std::size_t max_password_size = 4096;
+
 /// Everything the subcommands take. Defaults documented in `redlock --help`.
 struct options {
     std::string command;
@@ -28,7 +35,9 @@ struct options {
     std::chrono::milliseconds grace{5000}; ///< run: then SIGKILL after this
     bool quiet = false;
     bool quarantine = true;
-    bool fence = false; ///< acquire and run: also take a fencing token
+    bool fence = false;        ///< acquire and run: also take a fencing token
+    std::string password_file; ///< read by load_credentials, never by parse_options
+    tls_options tls;
     // demo
     unsigned buyers = 200;
     unsigned stock = 100;
@@ -41,6 +50,16 @@ struct options {
 /// `environment_nodes` is $REDLOCK_NODES (may be null).
 std::optional<options> parse_options(int argc, const char* const* argv,
                                      const char* environment_nodes, std::string& error);
+
+/// What parse_options leaves to the file system and the environment: the password (the first
+/// line of --password-file, else `environment_password`, i.e. $REDLOCK_PASSWORD; may be null)
+/// goes into every node address that has none, and the TLS files must be readable. On error
+/// returns false and puts what is wrong in `error`, which never holds the password.
+bool load_credentials(options& o, const char* environment_password, std::string& error);
+
+/// The node address `text` with `password` in it, unless it has one already (then, or when
+/// `text` is no valid address, `text` itself: validation reports it later).
+std::string with_password(const std::string& text, std::string_view password);
 
 /// The text of `redlock --help`.
 std::string usage();

@@ -5,16 +5,21 @@
 #include <redlock/client.hpp>
 #include <redlock/watchdog.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <iostream>
 #include <optional>
-#include <spawn.h>
+#include <string_view>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,21 +43,33 @@ public:
     }
 
     int run() {
-        try {
-            client_.emplace(io_.get_executor(), make_config(o_));
-        } catch (const std::system_error& e) {
-            say(o_, e.what());
-            return exit_usage;
-        }
+        client_.emplace(io_.get_executor(), make_config(o_));
+        wait_for_signals();
         client_->async_acquire(
             o_.positional[0], to_lock_options(o_),
-            [this](std::error_code ec, acquire_result r) { on_acquired(ec, std::move(r)); });
+            asio::bind_cancellation_slot(
+                stop_waiting_.slot(),
+                [this](std::error_code ec, acquire_result r) { on_acquired(ec, std::move(r)); }));
         io_.run();
         return status_;
     }
 
 private:
     void on_acquired(std::error_code ec, acquire_result r) {
+        if (interrupted_ != 0) {
+            // The signal came while the lock was being taken: the command never starts, and a
+            // lock granted in that very moment is given back.
+            say(o_, std::string("interrupted (") + ::strsignal(interrupted_) +
+                        ") while waiting for " + o_.positional[0]);
+            status_ = 128 + interrupted_;
+            if (ec) {
+                finish();
+            } else {
+                client_->async_release(r.lock,
+                                       [this](std::error_code, release_result) { finish(); });
+            }
+            return;
+        }
         if (ec) {
             say(o_, "could not acquire " + o_.positional[0] + ": " + r.message);
             status_ = exit_for(ec);
@@ -63,40 +80,112 @@ private:
         dog_.emplace(*client_, held_, renewal_options{}, [this](std::error_code why) {
             asio::post(io_, [this, why] { on_lost(why); });
         });
-        wait_for_signals();
         if (!spawn()) {
             status_ = exit_command_failed;
             stop_and_release();
         }
     }
 
-    bool spawn() {
-        ::setenv("REDLOCK_KEY", held_.key().c_str(), 1);
-        ::setenv("REDLOCK_TOKEN", held_.token().c_str(), 1);
+    /// The command's environment: ours without the node list and the password (the command
+    /// holds a lock, not the keys to every lock), plus the lock's key and token.
+    std::vector<std::string> child_environment() const {
+        std::vector<std::string> env;
+        for (char** entry = environ; *entry; ++entry) {
+            const std::string_view item(*entry);
+            const auto name = item.substr(0, item.find('='));
+            if (name != "REDLOCK_NODES" && name != "REDLOCK_PASSWORD" && name != "REDLOCK_KEY" &&
+                name != "REDLOCK_TOKEN" && name != "REDLOCK_FENCING_TOKEN") {
+                env.emplace_back(item);
+            }
+        }
+        env.push_back("REDLOCK_KEY=" + held_.key());
+        env.push_back("REDLOCK_TOKEN=" + held_.token());
         if (held_.fencing_token() != 0) {
-            ::setenv("REDLOCK_FENCING_TOKEN", std::to_string(held_.fencing_token()).c_str(), 1);
+            env.push_back("REDLOCK_FENCING_TOKEN=" + std::to_string(held_.fencing_token()));
         }
-        std::vector<char*> argv;
-        for (const auto& a : o_.child) {
-            argv.push_back(const_cast<char*>(a.c_str()));
+        return env;
+    }
+
+    static std::vector<char*> pointers(std::vector<std::string>& strings) {
+        std::vector<char*> out;
+        for (auto& s : strings) {
+            out.push_back(s.data());
         }
-        argv.push_back(nullptr);
-        // Its own process group, so that a lost lock stops the command's whole process
-        // tree, not only its first process.
-        posix_spawnattr_t attributes;
-        ::posix_spawnattr_init(&attributes);
-        ::posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-        ::posix_spawnattr_setpgroup(&attributes, 0);
-        const int error =
-            ::posix_spawnp(&child_, argv[0], nullptr, &attributes, argv.data(), environ);
-        ::posix_spawnattr_destroy(&attributes);
-        if (error != 0) {
-            say(o_, "cannot run " + o_.child[0] + ": " + std::strerror(error));
+        out.push_back(nullptr);
+        return out;
+    }
+
+    bool spawn() {
+        auto args = o_.child;
+        auto env = child_environment();
+        const auto argv = pointers(args);
+        const auto envp = pointers(env);
+        // exec failures come back through this pipe (closed on a successful exec).
+        int report[2];
+        if (::pipe2(report, O_CLOEXEC) != 0) {
+            say(o_, std::string("cannot run ") + o_.child[0] + ": pipe: " + std::strerror(errno));
+            return false;
+        }
+        // No signal handler of ours may run in the child before exec: it would write into
+        // the signal_set's pipe, which the child shares with us. Blocked across the fork,
+        // reset to the default in the child, unblocked again on both sides.
+        sigset_t all, previous;
+        ::sigfillset(&all);
+        ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+        const pid_t parent = ::getpid();
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            ::close(report[0]);
+            exec_child(parent, argv.data(), envp.data(), previous, report[1]);
+        }
+        const int fork_error = errno;
+        ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        ::close(report[1]);
+        if (pid < 0) {
+            ::close(report[0]);
+            say(o_,
+                std::string("cannot run ") + o_.child[0] + ": fork: " + std::strerror(fork_error));
+            return false;
+        }
+        child_ = pid;
+        int exec_error = 0;
+        ssize_t got = 0;
+        while ((got = ::read(report[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
+        }
+        ::close(report[0]);
+        if (got == static_cast<ssize_t>(sizeof exec_error)) {
+            ::waitpid(pid, nullptr, 0);
             child_ = -1;
+            say(o_, "cannot run " + o_.child[0] + ": " + std::strerror(exec_error));
             return false;
         }
         give_terminal(child_);
         return true;
+    }
+
+    /// In the forked child: only async-signal-safe calls until exec (other threads of ours,
+    /// such as the resolver's, may have held locks at the fork).
+    [[noreturn]] static void exec_child(pid_t parent, char* const* argv, char* const* envp,
+                                        const sigset_t& mask, int report) {
+        // Its own process group, so that a lost lock stops the command's whole process
+        // tree, not only its first process.
+        ::setpgid(0, 0);
+        // If redlock dies (even of SIGKILL), nothing renews the lock any more: the command
+        // dies with it rather than run unprotected. The death signal is tied to the thread
+        // that forked, which is the one running the io_context until the command is gone.
+        // A parent that died before prctl took effect is caught by the getppid() check.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(exit_command_failed);
+        }
+        for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) {
+            ::signal(signal, SIG_DFL);
+        }
+        ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+        ::execvpe(argv[0], argv, envp);
+        const int error = errno;
+        [[maybe_unused]] const auto written = ::write(report, &error, sizeof error);
+        ::_exit(exit_command_failed);
     }
 
     /// When run from an interactive shell, the command gets the terminal as a job would
@@ -136,6 +225,13 @@ private:
             }
             if (signal == SIGCHLD) {
                 reap();
+            } else if (!dog_) {
+                // Still waiting for the lock: stop waiting. The library cleans the attempt
+                // up on every node; on_acquired ends the run.
+                if (interrupted_ == 0) {
+                    interrupted_ = signal;
+                    stop_waiting_.emit(asio::cancellation_type::terminal);
+                }
             } else {
                 signal_command(signal); // the command decides what an interrupt means
             }
@@ -213,6 +309,7 @@ private:
     asio::io_context& io_;
     asio::signal_set signals_;
     asio::steady_timer grace_;
+    asio::cancellation_signal stop_waiting_;
     std::optional<client> client_;
     std::optional<watchdog> dog_;
     lock held_;
@@ -220,6 +317,7 @@ private:
     bool lost_ = false;
     bool finished_ = false;
     bool terminal_given_ = false;
+    int interrupted_ = 0; ///< the signal that ended the wait for the lock
     int status_ = exit_internal;
 };
 

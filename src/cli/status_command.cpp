@@ -1,67 +1,95 @@
-// status: what every node holds for KEY, read directly with synchronous hiredis.
+// status: what every node holds for KEY. Read through the library's own node connections,
+// so that it reaches nodes exactly as the locks do (TLS, AUTH, SELECT, bounded replies) and
+// learns each server's run_id; every node at once, within one deadline.
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/terminal.hpp"
+#include "core/validate.hpp"
+#include "transport/commands.hpp"
+#include "transport/node_connection.hpp"
 
 #include <redlock/node_address.hpp>
 
-#include <hiredis/hiredis.h>
+#include <boost/asio/io_context.hpp>
 
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 
 namespace redlock::cli {
 
 namespace {
 
-struct context_deleter {
-    void operator()(redisContext* c) const { redisFree(c); }
-};
-using context_ptr = std::unique_ptr<redisContext, context_deleter>;
-struct reply_deleter {
-    void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+namespace asio = boost::asio;
+using std::chrono::milliseconds;
 
-reply_ptr command(redisContext* c, const std::vector<std::string>& args) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lengths;
-    for (const auto& a : args) {
-        argv.push_back(a.data());
-        lengths.push_back(a.size());
-    }
-    return reply_ptr(static_cast<redisReply*>(
-        redisCommandArgv(c, static_cast<int>(args.size()), argv.data(), lengths.data())));
-}
+/// What one node answered to one command.
+struct answer {
+    bool arrived = false;
+    std::error_code error; ///< no reply: the connection failed or was refused
+    int type = 0;          ///< REDIS_REPLY_*
+    std::string text;      ///< a string, status or error reply; the failure when `error`
+    long long integer = 0;
+};
 
-/// Connects, logs in and selects; on failure returns null with the reason in `why`.
-context_ptr connect(const node_address& a, std::chrono::milliseconds timeout, std::string& why) {
-    const timeval tv{static_cast<time_t>(timeout.count() / 1000),
-                     static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
-    context_ptr c(a.kind == node_address::transport::unix_socket
-                      ? redisConnectUnixWithTimeout(a.path.c_str(), tv)
-                      : redisConnectWithTimeout(a.host.c_str(), a.port, tv));
-    if (!c || c->err) {
-        why = c ? c->errstr : "out of memory";
-        return nullptr;
-    }
-    redisSetTimeout(c.get(), tv);
-    std::vector<std::vector<std::string>> handshake;
-    if (!a.password.empty()) {
-        handshake.push_back(a.user.empty() ? std::vector<std::string>{"AUTH", a.password}
-                                           : std::vector<std::string>{"AUTH", a.user, a.password});
-    }
-    if (a.db != 0) {
-        handshake.push_back({"SELECT", std::to_string(a.db)});
-    }
-    for (const auto& step : handshake) {
-        auto r = command(c.get(), step);
-        if (!r || r->type == REDIS_REPLY_ERROR) {
-            why = r ? std::string(r->str, r->len) : c->errstr;
-            return nullptr;
+/// Every node's answers to GET and PTTL; the tag of node i's GET is 2i, of its PTTL 2i+1.
+class collector final : public detail::reply_target {
+public:
+    explicit collector(std::size_t nodes)
+        : answers_(nodes * 2) {}
+
+    void on_reply(std::uint64_t tag, const detail::node_reply& r) override {
+        if (tag >= answers_.size() || answers_[tag].arrived) {
+            return;
+        }
+        auto& a = answers_[tag];
+        a.arrived = true;
+        ++arrived_;
+        a.error = r.error;
+        if (r.error || !r.reply) {
+            a.text = std::string(r.message);
+            return;
+        }
+        a.type = r.reply->type;
+        a.integer = r.reply->type == REDIS_REPLY_INTEGER ? r.reply->integer : 0;
+        if (r.reply->str) {
+            a.text.assign(r.reply->str, r.reply->len);
         }
     }
-    return c;
+
+    const answer& get(std::size_t node) const { return answers_[node * 2]; }
+    const answer& pttl(std::size_t node) const { return answers_[node * 2 + 1]; }
+    bool complete() const { return arrived_ == answers_.size(); }
+
+private:
+    std::vector<answer> answers_;
+    std::size_t arrived_ = 0;
+};
+
+/// Node text is cut after this many bytes: a value or error of megabytes is not for reading.
+constexpr std::size_t shown = 200;
+
+std::string describe_pttl(const answer& p) {
+    if (!p.arrived) {
+        return "pttl: no answer";
+    }
+    if (p.error) {
+        return "pttl failed (" + printable(p.text, shown) + ")";
+    }
+    if (p.type == REDIS_REPLY_ERROR) {
+        return "pttl refused (" + printable(p.text, shown) + ")";
+    }
+    if (p.type != REDIS_REPLY_INTEGER) {
+        return "pttl: unexpected reply";
+    }
+    if (p.integer == -1) {
+        return "no expiry";
+    }
+    if (p.integer == -2) {
+        return "expired meanwhile";
+    }
+    return "pttl " + std::to_string(p.integer) + " ms";
 }
 
 } // namespace
@@ -73,42 +101,84 @@ int status_command(const options& o) {
     }
     const std::string& key = o.positional[0];
     const std::string token = o.positional.size() == 2 ? o.positional[1] : "";
+    const client_config config = make_config(o);
+    std::vector<node_address> addresses;
+    if (auto why = detail::check_client_config(config, addresses); !why.empty()) {
+        std::cerr << "redlock status: " << why << "\n";
+        return exit_usage;
+    }
+
+    asio::io_context io;
+    auto replies = std::make_shared<collector>(addresses.size());
+    std::vector<std::unique_ptr<detail::node_connection>> links;
+    const detail::command get{{"GET", key}, 2};
+    const detail::command pttl{{"PTTL", key}, 2};
+    for (std::size_t node = 0; node < addresses.size(); ++node) {
+        links.push_back(
+            std::make_unique<detail::node_connection>(io.get_executor(), addresses[node], config));
+        links.back()->send(get, replies, node * 2);
+        links.back()->send(pttl, replies, node * 2 + 1);
+    }
+    const auto bound = config.connect_timeout + std::max(o.node_timeout, milliseconds(200));
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    while (!replies->complete() && io.run_one_until(deadline) > 0) {
+    }
+
     std::size_t reachable = 0, matching = 0;
-    for (const auto& text : o.nodes) {
-        node_address address;
-        std::string why;
-        if (parse_node_address(text, address, why)) {
-            std::cerr << "redlock status: node \"" << text << "\": " << why << "\n";
-            return exit_usage;
-        }
-        std::cout << std::left << std::setw(24) << address.display() << " ";
-        auto c = connect(address, std::max(o.node_timeout, std::chrono::milliseconds(200)), why);
-        if (!c) {
-            std::cout << "unreachable (" << why << ")\n";
+    std::map<std::string, std::size_t> counted_run_ids; // run_id -> first node with it
+    for (std::size_t node = 0; node < addresses.size(); ++node) {
+        std::cout << std::left << std::setw(24) << addresses[node].display() << " ";
+        const auto& value = replies->get(node);
+        if (!value.arrived) {
+            std::cout << "unreachable (no answer within " << bound.count() << " ms)\n";
             continue;
         }
-        auto value = command(c.get(), {"GET", key});
-        auto pttl = command(c.get(), {"PTTL", key});
-        if (!value || !pttl || value->type == REDIS_REPLY_ERROR) {
-            std::cout << "error (" << (value ? std::string(value->str, value->len) : c->errstr)
-                      << ")\n";
+        if (value.error) {
+            std::cout << "unreachable (" << printable(value.text, shown) << ")\n";
+            continue;
+        }
+        // The library counts a server reached under two names once (errc::duplicate_node).
+        const std::string run_id(links[node]->run_id());
+        if (!run_id.empty()) {
+            const auto [first, inserted] = counted_run_ids.emplace(run_id, node);
+            if (!inserted) {
+                std::cout << "same server as " << addresses[first->second].display() << " (run_id "
+                          << printable(run_id, shown) << "): not counted\n";
+                continue;
+            }
+        }
+        if (value.type == REDIS_REPLY_ERROR) {
+            std::cout << "refused (" << printable(value.text, shown) << ")\n";
+            continue;
+        }
+        if (value.type != REDIS_REPLY_NIL && value.type != REDIS_REPLY_STRING) {
+            std::cout << "error (unexpected reply to GET)\n";
             continue;
         }
         ++reachable;
-        if (value->type != REDIS_REPLY_STRING) {
+        if (value.type == REDIS_REPLY_NIL) {
             std::cout << "free\n";
             continue;
         }
-        const std::string held(value->str, value->len);
-        std::cout << "held  pttl " << pttl->integer << " ms  token " << held;
+        std::cout << "held  " << describe_pttl(replies->pttl(node)) << "  token "
+                  << printable(value.text, shown);
         if (!token.empty()) {
-            const bool ours = held == token;
+            const bool ours = value.text == token;
             matching += ours ? 1 : 0;
             std::cout << (ours ? "  (matches)" : "  (another token)");
         }
         std::cout << "\n";
     }
-    const std::size_t quorum = o.nodes.size() / 2 + 1;
+
+    // What is still in flight is dropped with the connections; the io_context then runs
+    // the aborted handlers to completion.
+    for (auto& link : links) {
+        link->shutdown(milliseconds(0));
+    }
+    links.clear();
+    io.run();
+
+    const std::size_t quorum = addresses.size() / 2 + 1;
     if (reachable < quorum) {
         return exit_unreachable;
     }

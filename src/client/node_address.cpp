@@ -3,14 +3,40 @@
 #include "redlock/error.hpp"
 
 #include <charconv>
-#include <sys/un.h>
 #include <limits>
+#include <sys/un.h>
 
 namespace redlock {
 namespace {
 
 struct parse_failure {
     std::string why;
+};
+
+/// How much of the address text an error may repeat. A password may hold '/', '&', ':' or
+/// '?', and then a fragment the parser took for a port, a database or a query parameter is
+/// a piece of the password: errors about an address that has credentials quote nothing.
+class quoting {
+public:
+    explicit quoting(std::string_view address)
+        : allowed_(address.find('@') == std::string_view::npos &&
+                   address.find("password") == std::string_view::npos) {}
+
+    /// ` "fragment"` when the address has no credentials, else a hint at what may be wrong.
+    std::string operator()(std::string_view fragment) const {
+        return allowed_ ? " \"" + std::string(fragment) + "\"" : hint();
+    }
+    /// `, got "fragment"` when the address has no credentials, else that hint.
+    std::string got(std::string_view fragment) const {
+        return allowed_ ? ", got" + (*this)(fragment) : hint();
+    }
+
+private:
+    static std::string hint() {
+        return " (in a password, percent-encode / ? # & @ : as %2F %3F %23 %26 %40 %3A)";
+    }
+
+    bool allowed_;
 };
 
 bool parse_number(std::string_view text, long long max, long long& out) {
@@ -78,17 +104,16 @@ std::string percent_encode(std::string_view text) {
     return out;
 }
 
-void parse_db(std::string_view text, node_address& out) {
+void parse_db(std::string_view text, node_address& out, const quoting& quote) {
     long long db = 0;
     if (!parse_number(text, std::numeric_limits<int>::max(), db)) {
-        throw parse_failure{"database must be a non-negative integer, got \"" + std::string(text) +
-                            "\""};
+        throw parse_failure{"database must be a non-negative integer" + quote.got(text)};
     }
     out.db = static_cast<int>(db);
 }
 
 /// `host`, `host:port`, `[v6]`, `[v6]:port`.
-void parse_host_port(std::string_view text, node_address& out) {
+void parse_host_port(std::string_view text, node_address& out, const quoting& quote) {
     std::string_view host;
     std::string_view port;
     if (text.starts_with('[')) {
@@ -128,14 +153,14 @@ void parse_host_port(std::string_view text, node_address& out) {
                         (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' || c == ':' ||
                         c == '%';
         if (!ok) {
-            throw parse_failure{"invalid character '" + std::string(1, c) + "' in host"};
+            throw parse_failure{"invalid character in host" + quote(std::string(1, c))};
         }
     }
     out.host = std::string(host);
     if (!port.empty()) {
         long long value = 0;
         if (!parse_number(port, 65535, value) || value == 0) {
-            throw parse_failure{"port must be 1-65535, got \"" + std::string(port) + "\""};
+            throw parse_failure{"port must be 1-65535" + quote.got(port)};
         }
         out.port = static_cast<std::uint16_t>(value);
     }
@@ -150,18 +175,20 @@ void parse_userinfo(std::string_view text, node_address& out) {
         out.user = percent_decode(text.substr(0, colon));
         out.password = percent_decode(text.substr(colon + 1));
     }
-    if (out.password.empty()) {
+    // redis://user:@host names the ACL user and leaves the password to come from elsewhere
+    // (the CLI's --password-file); a client refuses it if none came (check_client_config).
+    if (out.password.empty() && out.user.empty()) {
         throw parse_failure{"empty password in address"};
     }
 }
 
-void parse_redis_url(std::string_view rest, node_address& out) {
+void parse_redis_url(std::string_view rest, node_address& out, const quoting& quote) {
     const auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     if (slash != std::string_view::npos) {
         const auto path = rest.substr(slash + 1);
         if (!path.empty()) {
-            parse_db(path, out);
+            parse_db(path, out, quote);
         }
     }
     const auto at = authority.rfind('@');
@@ -169,34 +196,34 @@ void parse_redis_url(std::string_view rest, node_address& out) {
         parse_userinfo(authority.substr(0, at), out);
         authority = authority.substr(at + 1);
     }
-    parse_host_port(authority, out);
+    parse_host_port(authority, out, quote);
 }
 
-void parse_unix_query(std::string_view query, node_address& out) {
+void parse_unix_query(std::string_view query, node_address& out, const quoting& quote) {
     while (!query.empty()) {
         const auto amp = query.find('&');
         const auto item = query.substr(0, amp);
         const auto eq = item.find('=');
         if (eq == std::string_view::npos) {
-            throw parse_failure{"expected name=value in query, got \"" + std::string(item) + "\""};
+            throw parse_failure{"expected name=value in query" + quote.got(item)};
         }
         const auto name = item.substr(0, eq);
         const auto value = item.substr(eq + 1);
         if (name == "db") {
-            parse_db(value, out);
+            parse_db(value, out, quote);
         } else if (name == "user") {
             out.user = percent_decode(value);
         } else if (name == "password") {
             out.password = percent_decode(value);
         } else {
-            throw parse_failure{"unknown query parameter \"" + std::string(name) +
-                                "\" (known: db, user, password)"};
+            throw parse_failure{"unknown query parameter" + quote(name) +
+                                " (known: db, user, password)"};
         }
         query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
     }
 }
 
-void parse_unix(std::string_view rest, node_address& out) {
+void parse_unix(std::string_view rest, node_address& out, const quoting& quote) {
     const auto question = rest.find('?');
     const auto path = rest.substr(0, question);
     if (path.empty() || path[0] != '/') {
@@ -210,11 +237,12 @@ void parse_unix(std::string_view rest, node_address& out) {
     out.kind = node_address::transport::unix_socket;
     out.path = std::string(path);
     if (question != std::string_view::npos) {
-        parse_unix_query(rest.substr(question + 1), out);
+        parse_unix_query(rest.substr(question + 1), out, quote);
     }
 }
 
 void parse(std::string_view text, node_address& out) {
+    const quoting quote(text);
     if (text.empty()) {
         throw parse_failure{"empty address"};
     }
@@ -229,19 +257,19 @@ void parse(std::string_view text, node_address& out) {
         const auto rest = text.substr(scheme_end + 3);
         if (scheme == "redis" || scheme == "rediss") {
             out.tls = scheme == "rediss";
-            parse_redis_url(rest, out);
+            parse_redis_url(rest, out, quote);
         } else if (scheme == "unix") {
-            parse_unix(rest, out);
+            parse_unix(rest, out, quote);
         } else {
-            throw parse_failure{"unknown scheme \"" + std::string(scheme) +
-                                "\" (use redis://, rediss:// or unix://)"};
+            throw parse_failure{"unknown scheme" + quote(scheme) +
+                                " (use redis://, rediss:// or unix://)"};
         }
     } else if (text.starts_with("unix:")) {
-        parse_unix(text.substr(5), out);
+        parse_unix(text.substr(5), out, quote);
     } else if (text.starts_with('/')) {
-        parse_unix(text, out);
+        parse_unix(text, out, quote);
     } else {
-        parse_host_port(text, out);
+        parse_host_port(text, out, quote);
     }
 }
 
@@ -262,7 +290,7 @@ std::string node_address::redacted() const {
     if (!password.empty()) {
         credentials = (user.empty() ? "" : name + ":") + "***@";
     } else if (!user.empty()) {
-        credentials = name + "@";
+        credentials = name + ":@"; // redis://name@host would read as a password
     }
     if (kind == transport::unix_socket) {
         std::string query;

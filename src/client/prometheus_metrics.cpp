@@ -1,6 +1,7 @@
 #include "redlock/metrics.hpp"
 
 #include "redlock/error.hpp"
+#include "redlock/node_address.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -25,6 +26,18 @@ double seconds(std::chrono::nanoseconds d) {
 std::string number(double v) {
     char text[32];
     std::snprintf(text, sizeof text, "%.9g", v);
+    return text;
+}
+
+/// A node address given with credentials becomes its host:port: a label is shown to everyone
+/// who can read the metrics. Anything else (host:port, a name of the user's) stays as given.
+std::string node_label(std::string text) {
+    node_address address;
+    std::string why;
+    if (!parse_node_address(text, address, why) &&
+        (!address.password.empty() || !address.user.empty())) {
+        return address.display();
+    }
     return text;
 }
 
@@ -150,10 +163,10 @@ void prometheus_metrics::histogram::observe(double value) {
 }
 
 prometheus_metrics::prometheus_metrics(std::vector<std::string> node_labels)
-    : node_labels_(std::move(node_labels))
-    , acquire_wait_(duration_bounds())
+    : acquire_wait_(duration_bounds())
     , hold_(duration_bounds()) {
-    for (std::size_t i = 0; i < node_labels_.size(); ++i) {
+    for (auto& label : node_labels) {
+        node_labels_.push_back(node_label(std::move(label)));
         nodes_.push_back({histogram(latency_bounds()), {}, false});
     }
 }

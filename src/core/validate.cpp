@@ -111,6 +111,11 @@ std::string check_client_config(const client_config& c, std::vector<node_address
             // Not the text itself: it may hold a password.
             return "nodes[" + std::to_string(i) + "]: " + why;
         }
+        if (!parsed.user.empty() && parsed.password.empty()) {
+            // Without a password there is no AUTH, and the commands would run as the
+            // default user instead of the one named.
+            return "nodes[" + std::to_string(i) + "]: ACL user without a password";
+        }
         for (std::size_t j = 0; j < addresses.size(); ++j) {
             if (addresses[j].same_server(parsed)) {
                 return "nodes[" + std::to_string(i) + "] and nodes[" + std::to_string(j) +

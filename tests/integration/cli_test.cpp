@@ -93,8 +93,13 @@ TEST_F(nodes_test, cli_run_passes_the_commands_status_and_holds_the_lock_meanwhi
     EXPECT_EQ(cli("run cli:run -- sh -c 'kill -9 $$'").status, 128 + 9);
     EXPECT_EQ(cli("run cli:run -- /nonexistent/command").status, 127);
 
-    // The child sees its key and token, and the lock is held by that token meanwhile.
-    const std::string tool = std::string(REDLOCK_CLI_PATH) + " --no-quarantine";
+    // The child sees its key and token, and the lock is held by that token meanwhile. It
+    // gets no $REDLOCK_NODES: the node list is given to its own redlock calls.
+    std::string nodes;
+    for (const auto& node : topology::addresses()) {
+        nodes += (nodes.empty() ? "" : ",") + node;
+    }
+    const std::string tool = std::string(REDLOCK_CLI_PATH) + " --no-quarantine --nodes " + nodes;
     auto inside = cli("run -t 300ms cli:run -- sh -c '" + tool +
                       " status \"$REDLOCK_KEY\" \"$REDLOCK_TOKEN\" >/dev/null && sleep 0.7 && " +
                       tool + " acquire cli:run; echo $?'");

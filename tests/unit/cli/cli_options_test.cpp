@@ -1,10 +1,17 @@
 #include "cli/options.hpp"
 
+#include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 
 #include <redlock/error.hpp>
+#include <redlock/node_address.hpp>
 
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -68,6 +75,201 @@ TEST(cli_options, errors_say_what_to_do) {
     EXPECT_FALSE(parse({"demo", "--buyers", "-3"}, error));
     EXPECT_FALSE(parse({"--nodes", ",", "acquire", "k"}, error));
     EXPECT_NE(error.find("no nodes"), std::string::npos);
+}
+
+TEST(cli_options, durations_past_the_limit_are_usage_errors_not_wrapped) {
+    // Each parses as a number of milliseconds that fits 64 bits, but would overflow a
+    // steady_clock time point (nanoseconds) once added to now.
+    for (const char* flag : {"--ttl", "--wait", "--grace", "--node-timeout"}) {
+        for (const char* value :
+             {"3000000h", "99999999999999s", "9223372036854775807ms", "2147483648ms", "597h"}) {
+            std::string error;
+            EXPECT_FALSE(parse({"run", flag, value, "k", "--", "true"}, error))
+                << flag << " " << value;
+            EXPECT_NE(error.find(flag), std::string::npos) << error;
+        }
+        std::string error;
+        auto longest = parse({"run", flag, "2147483647ms", "k", "--", "true"}, error);
+        EXPECT_TRUE(longest) << flag << ": " << error;
+    }
+    std::string error;
+    EXPECT_FALSE(parse({"run", "--grace", "3000000h", "k", "--", "true"}, error));
+    EXPECT_NE(error.find("over the limit"), std::string::npos) << error;
+}
+
+TEST(cli_options, tls_flags_fill_the_client_config) {
+    std::string error;
+    auto o = parse({"status", "--tls-ca", "/etc/ca.pem", "--tls-ca-dir", "/etc/certs", "--tls-cert",
+                    "/c.pem", "--tls-key", "/k.pem", "--tls-server-name", "redis.internal", "k"},
+                   error);
+    ASSERT_TRUE(o) << error;
+    const auto tls = redlock::cli::make_config(*o).tls;
+    EXPECT_EQ(tls.ca_file, "/etc/ca.pem");
+    EXPECT_EQ(tls.ca_directory, "/etc/certs");
+    EXPECT_EQ(tls.certificate_file, "/c.pem");
+    EXPECT_EQ(tls.private_key_file, "/k.pem");
+    EXPECT_EQ(tls.server_name, "redis.internal");
+    EXPECT_FALSE(tls.dangerously_skip_verification) << "verification stays on by default";
+
+    for (const char* command : {"acquire", "release", "extend", "run", "status", "demo"}) {
+        auto insecure = parse({command, "--tls-insecure-skip-verify"}, error);
+        ASSERT_TRUE(insecure) << command << ": " << error;
+        EXPECT_TRUE(redlock::cli::make_config(*insecure).tls.dangerously_skip_verification);
+    }
+
+    EXPECT_FALSE(parse({"acquire", "--tls-cert", "/c.pem", "k"}, error));
+    EXPECT_NE(error.find("--tls-key"), std::string::npos) << error;
+    EXPECT_FALSE(parse({"acquire", "--tls-key", "/k.pem", "k"}, error));
+    EXPECT_NE(error.find("--tls-cert"), std::string::npos) << error;
+    EXPECT_FALSE(parse({"acquire", "--tls-ca"}, error));
+    EXPECT_NE(error.find("needs a value"), std::string::npos) << error;
+    EXPECT_FALSE(parse({"acquire", "--tls-server-name", "", "k"}, error));
+    EXPECT_NE(error.find("non-empty"), std::string::npos) << error;
+}
+
+/// A file in the test's temporary directory, removed at the end.
+class temporary_file {
+public:
+    explicit temporary_file(const std::string& content, mode_t mode = 0600)
+        : path_(::testing::TempDir() + "redlock_cli_" + std::to_string(::getpid()) + "_" +
+                std::to_string(counter_++)) {
+        std::ofstream(path_, std::ios::binary) << content;
+        ::chmod(path_.c_str(), mode);
+    }
+    ~temporary_file() { std::remove(path_.c_str()); }
+    temporary_file(const temporary_file&) = delete;
+    temporary_file& operator=(const temporary_file&) = delete;
+    const std::string& path() const { return path_; }
+
+private:
+    static inline int counter_ = 0;
+    std::string path_;
+};
+
+redlock::node_address address(const std::string& text) {
+    redlock::node_address a;
+    std::string why;
+    EXPECT_FALSE(redlock::parse_node_address(text, a, why)) << why;
+    return a;
+}
+
+TEST(cli_options, tls_files_must_be_readable) {
+    const temporary_file ca("-----BEGIN CERTIFICATE-----\n");
+    std::string error;
+    auto ok = parse({"acquire", "--tls-ca", ca.path().c_str(), "--tls-ca-dir",
+                     ::testing::TempDir().c_str(), "k"},
+                    error);
+    ASSERT_TRUE(ok);
+    EXPECT_TRUE(cli::load_credentials(*ok, nullptr, error)) << error;
+
+    auto missing = parse({"acquire", "--tls-ca", "/nonexistent/ca.pem", "k"}, error);
+    ASSERT_TRUE(missing);
+    EXPECT_FALSE(cli::load_credentials(*missing, nullptr, error));
+    EXPECT_NE(error.find("--tls-ca /nonexistent/ca.pem: No such file"), std::string::npos) << error;
+
+    auto file_as_dir = parse({"acquire", "--tls-ca-dir", ca.path().c_str(), "k"}, error);
+    ASSERT_TRUE(file_as_dir);
+    EXPECT_FALSE(cli::load_credentials(*file_as_dir, nullptr, error));
+    EXPECT_NE(error.find("not a directory"), std::string::npos) << error;
+
+    auto dir_as_key = parse({"acquire", "--tls-cert", ca.path().c_str(), "--tls-key",
+                             ::testing::TempDir().c_str(), "k"},
+                            error);
+    ASSERT_TRUE(dir_as_key);
+    EXPECT_FALSE(cli::load_credentials(*dir_as_key, nullptr, error));
+    EXPECT_NE(error.find("--tls-key"), std::string::npos) << error;
+}
+
+TEST(cli_options, password_from_the_environment_fills_nodes_without_one) {
+    std::string error;
+    auto o = parse({"acquire", "k"}, error,
+                   "h1:7001,redis://other@h2:7002/3,redis://locker@h3:7003,"
+                   "rediss://h4:7004,unix:///run/r.sock?db=2,[::1]:7006");
+    ASSERT_TRUE(o);
+    ASSERT_TRUE(cli::load_credentials(*o, "pw-7f3a9c-SECRET", error)) << error;
+    const auto h1 = address(o->nodes[0]);
+    EXPECT_EQ(h1.password, "pw-7f3a9c-SECRET");
+    EXPECT_EQ(h1.user, "");
+    EXPECT_EQ(h1.display(), "h1:7001");
+    EXPECT_EQ(address(o->nodes[1]).password, "other") << "an address's own password stays";
+    EXPECT_EQ(address(o->nodes[1]).db, 3);
+    EXPECT_EQ(address(o->nodes[2]).password, "locker")
+        << "redis://x@host is a password, as for redis-cli";
+    const auto h4 = address(o->nodes[3]);
+    EXPECT_TRUE(h4.tls);
+    EXPECT_EQ(h4.password, "pw-7f3a9c-SECRET");
+    const auto socket = address(o->nodes[4]);
+    EXPECT_EQ(socket.path, "/run/r.sock");
+    EXPECT_EQ(socket.db, 2);
+    EXPECT_EQ(socket.password, "pw-7f3a9c-SECRET");
+    EXPECT_EQ(address(o->nodes[5]).host, "::1");
+    EXPECT_EQ(address(o->nodes[5]).password, "pw-7f3a9c-SECRET");
+
+    auto acl_user = parse({"acquire", "k"}, error, "redis://locker:@h1:7001/2");
+    ASSERT_TRUE(cli::load_credentials(*acl_user, "pw-7f3a9c-SECRET", error)) << error;
+    const auto locker = address(acl_user->nodes[0]);
+    EXPECT_EQ(locker.user, "locker") << "redis://user:@host names the user, not the password";
+    EXPECT_EQ(locker.password, "pw-7f3a9c-SECRET");
+    EXPECT_EQ(locker.db, 2);
+
+    auto none = parse({"acquire", "k"}, error, "h1:7001");
+    ASSERT_TRUE(cli::load_credentials(*none, "", error));
+    EXPECT_EQ(none->nodes[0], "h1:7001") << "an empty $REDLOCK_PASSWORD means none";
+}
+
+TEST(cli_options, any_password_survives_the_address_round_trip) {
+    for (const std::string& password :
+         {std::string("p@ss:w/o?r#d&x=y%41"), std::string("tab\there"), std::string("\xff\x01"),
+          std::string(cli::max_password_size, 'x')}) {
+        for (const char* node : {"h:1", "rediss://h:1/4", "unix:///s.sock?user=u&db=5"}) {
+            const auto a = address(cli::with_password(node, password));
+            EXPECT_EQ(a.password, password) << node;
+            EXPECT_TRUE(a.same_server(address(node))) << node;
+            EXPECT_EQ(a.db, address(node).db) << node;
+            EXPECT_EQ(a.user, address(node).user) << node;
+            EXPECT_EQ(a.tls, address(node).tls) << node;
+        }
+    }
+}
+
+TEST(cli_options, password_file_first_line_and_its_errors) {
+    const temporary_file good("pw-7f3a9c-SECRET\nsecond line\n");
+    const temporary_file crlf("pw-7f3a9c-SECRET\r\n");
+    const temporary_file no_newline("pw-7f3a9c-SECRET");
+    for (const auto* file : {&good, &crlf, &no_newline}) {
+        std::string error;
+        auto o = parse({"acquire", "--password-file", file->path().c_str(), "k"}, error, "h:1");
+        ASSERT_TRUE(o) << error;
+        ASSERT_TRUE(cli::load_credentials(*o, "from-the-environment", error)) << error;
+        EXPECT_EQ(address(o->nodes[0]).password, "pw-7f3a9c-SECRET")
+            << "the file wins over $REDLOCK_PASSWORD";
+    }
+
+    const temporary_file empty("");
+    const temporary_file empty_line("\npw-7f3a9c-SECRET\n");
+    const temporary_file too_long(std::string(cli::max_password_size + 1, 'x') + "\n");
+    const temporary_file unreadable("pw-7f3a9c-SECRET\n", 0000);
+    struct bad_case {
+        std::string path;
+        const char* says;
+    };
+    std::vector<bad_case> cases{{empty.path(), "empty"},
+                                {empty_line.path(), "empty"},
+                                {too_long.path(), "longer than"},
+                                {"/nonexistent/password", "No such file"},
+                                {::testing::TempDir(), "directory"}};
+    if (::geteuid() != 0) { // root reads whatever the mode says
+        cases.push_back({unreadable.path(), "Permission denied"});
+    }
+    for (const auto& c : cases) {
+        std::string error;
+        auto o = parse({"acquire", "--password-file", c.path.c_str(), "k"}, error, "h:1");
+        ASSERT_TRUE(o) << error;
+        EXPECT_FALSE(cli::load_credentials(*o, nullptr, error)) << c.path;
+        EXPECT_NE(error.find("--password-file " + c.path), std::string::npos) << error;
+        EXPECT_NE(error.find(c.says), std::string::npos) << error;
+        EXPECT_EQ(error.find("pw-7f3a9c-SECRET"), std::string::npos) << error;
+    }
 }
 
 TEST(cli_options, lock_options_from_wait_and_retries) {

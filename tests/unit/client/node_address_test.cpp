@@ -60,6 +60,11 @@ TEST(node_address, redis_url_with_credentials_and_db) {
     EXPECT_EQ(b.password, "justapassword");
     EXPECT_EQ(b.port, 6379);
     EXPECT_EQ(parse_ok("redis://host:1/").db, 0);
+
+    auto user_only = parse_ok("redis://locker:@host:1");
+    EXPECT_EQ(user_only.user, "locker") << "the password comes from elsewhere";
+    EXPECT_TRUE(user_only.password.empty());
+    EXPECT_EQ(user_only.redacted(), "redis://locker:@host:1");
 }
 
 TEST(node_address, unix_sockets) {
@@ -133,6 +138,20 @@ TEST(node_address, errors_never_repeat_the_password) {
                              "redis://u:s3cret@host/x", "unix:///a?password=s3cret&color=1"}) {
         EXPECT_EQ(parse_error(text).find("s3cret"), std::string::npos) << text;
     }
+    // A password with the URL's own separators in it, unescaped: the parser takes a piece of
+    // it for a port, a database, a host character or a query parameter, and must not say so.
+    for (const char* text :
+         {"redis://u:s3cret/x@host:1", "redis://u:a/s3cret@host:1", "redis://s3cret/1@host",
+          "redis://u:s3cret:1/@host", "rediss://u:pw/s3cret@host",
+          "unix:///a.sock?password=p&s3cret", "unix:///a.sock?password=p&s3cret=1",
+          "unix:///a.sock?password=p&db=s3cret", "s3cret://u:p@host"}) {
+        const auto why = parse_error(text);
+        EXPECT_EQ(why.find("s3cret"), std::string::npos) << text << ": " << why;
+    }
+    EXPECT_NE(parse_error("redis://u:s3cret/x@host:1").find("percent-encode"), std::string::npos);
+    // Without credentials the error still shows what it could not read.
+    EXPECT_NE(parse_error("redis://host:1/abc").find("\"abc\""), std::string::npos);
+    EXPECT_NE(parse_error("host:70x").find("\"70x\""), std::string::npos);
 }
 
 TEST(node_address, unix_paths_longer_than_sun_path_are_refused_not_cut) {

@@ -59,6 +59,26 @@ TEST(prometheus_metrics, renewals_losses_releases_and_nodes) {
     EXPECT_TRUE(has_line(text, "redlock_node_quarantined{node=\"b\\\"2\"} 1"));
 }
 
+TEST(prometheus_metrics, node_labels_never_carry_credentials) {
+    redlock::prometheus_metrics m({"redis://locker:pw-7f3a9c-SECRET@10.0.0.4:6379/2",
+                                   "rediss://pw-7f3a9c-SECRET@[::1]:7002",
+                                   "unix:///run/r.sock?user=locker&password=pw-7f3a9c-SECRET",
+                                   "127.0.0.1:7004", "eu-west-a"});
+    for (std::size_t node = 0; node < 5; ++node) {
+        m.on_node_reply(node, errc::node_timeout, 1ms);
+    }
+    const auto text = m.render();
+    EXPECT_EQ(text.find("pw-7f3a9c-SECRET"), std::string::npos) << text;
+    EXPECT_EQ(text.find("locker"), std::string::npos) << "the user name stays out too";
+    for (const char* label :
+         {"10.0.0.4:6379", "[::1]:7002", "unix:///run/r.sock", "127.0.0.1:7004", "eu-west-a"}) {
+        EXPECT_TRUE(has_line(text, "redlock_node_errors_total{node=\"" + std::string(label) +
+                                       "\",kind=\"timeout\"} 1"))
+            << label << "\n"
+            << text;
+    }
+}
+
 TEST(prometheus_metrics, outcome_labels) {
     EXPECT_EQ(redlock::outcome_label({}), "ok");
     EXPECT_EQ(redlock::outcome_label(errc::validity_expired), "validity_expired");

@@ -109,6 +109,14 @@ TEST(validate, node_lists) {
     EXPECT_NE(config_error(bad).find("nodes[2]"), std::string::npos);
     EXPECT_EQ(config_error(bad).find("s3cret"), std::string::npos) << "no password in errors";
 
+    for (const char* user_only : {"redis://locker:@127.0.0.1:7003", "unix:///r.sock?user=locker"}) {
+        auto no_password = five();
+        no_password.nodes[2] = user_only;
+        EXPECT_NE(config_error(no_password).find("nodes[2]: ACL user without a password"),
+                  std::string::npos)
+            << user_only << ": no AUTH would run, and the default user would act instead";
+    }
+
     auto even = five();
     even.nodes.pop_back();
     EXPECT_EQ(config_error(even), "") << "an even count is allowed (quorum N/2+1)";

@@ -1,0 +1,198 @@
+// The redlock command-line tool as a process: signalled while it waits, killed while its
+// command runs, and what it hands that command.
+#include "support/child_process.hpp"
+#include "support/fixture.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sys/stat.h>
+
+namespace redlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string tool = REDLOCK_CLI_PATH;
+const std::string other_holder = "0123456789abcdef0123456789abcdef";
+
+bool file_exists(const std::string& path) {
+    struct stat info {};
+    return ::stat(path.c_str(), &info) == 0;
+}
+
+std::string scratch_path(const std::string& name) {
+    return ::testing::TempDir() + "redlock_cli_process_" + std::to_string(::getpid()) + "_" + name;
+}
+
+/// Another client holds `key` on nodes 1-3: a quorum, so every attempt of ours fails, after
+/// its SET was granted on nodes 4 and 5 and had to be cleaned up there.
+void hold_on_a_majority(const std::string& key) {
+    for (int node = 1; node <= 3; ++node) {
+        ASSERT_EQ(inspector(node).run({"SET", key, other_holder, "PX", "60000"}), "OK");
+    }
+}
+
+/// The other holder's token on nodes 1-3 and nothing else anywhere: none of our attempts
+/// left a key behind.
+void expect_only_the_other_holder(const std::string& key) {
+    for (int node = 1; node <= 3; ++node) {
+        EXPECT_EQ(inspector(node).get(key), other_holder) << "node " << node;
+        EXPECT_EQ(inspector(node).dbsize(), 1) << "node " << node;
+    }
+    for (int node = 4; node <= 5; ++node) {
+        EXPECT_TRUE(eventually([node] { return inspector(node).dbsize() == 0; }, 500ms))
+            << "node " << node << " still holds " << inspector(node).get(key).value_or("?");
+    }
+}
+
+struct interruption {
+    int signal;
+    int status;
+};
+constexpr interruption interruptions[] = {{SIGINT, 130}, {SIGTERM, 143}, {SIGHUP, 129}};
+
+TEST_F(nodes_test, cli_run_interrupted_while_waiting_cleans_up_and_never_starts_the_command) {
+    const std::string key = "cli:interrupted-run";
+    for (const auto [number, expected] : interruptions) {
+        hold_on_a_majority(key);
+        const auto marker = scratch_path("marker");
+        child_process run(
+            {tool, "--no-quarantine", "run", "--wait", "20s", key, "--", "touch", marker});
+        std::this_thread::sleep_for(700ms); // attempts and backoff sleeps under way
+        run.signal(number);
+        const auto status = run.wait(5s);
+        ASSERT_TRUE(status) << "still waiting after " << ::strsignal(number);
+        EXPECT_EQ(*status, expected) << ::strsignal(number) << "\n" << run.err();
+        EXPECT_FALSE(file_exists(marker)) << "the command ran after " << ::strsignal(number);
+        EXPECT_NE(run.err().find("interrupted"), std::string::npos) << run.err();
+        expect_only_the_other_holder(key);
+        std::remove(marker.c_str());
+        topology::restore();
+    }
+}
+
+TEST_F(nodes_test, cli_acquire_interrupted_while_waiting_cleans_up_and_prints_no_token) {
+    const std::string key = "cli:interrupted-acquire";
+    for (const auto [number, expected] : interruptions) {
+        hold_on_a_majority(key);
+        child_process acquire({tool, "--no-quarantine", "acquire", "--wait", "20s", key});
+        std::this_thread::sleep_for(700ms);
+        acquire.signal(number);
+        const auto status = acquire.wait(5s);
+        ASSERT_TRUE(status) << "still waiting after " << ::strsignal(number);
+        EXPECT_EQ(*status, expected) << ::strsignal(number) << "\n" << acquire.err();
+        EXPECT_EQ(acquire.out(), "") << "no token for a lock that was given up";
+        expect_only_the_other_holder(key);
+        topology::restore();
+    }
+}
+
+TEST_F(nodes_test, cli_run_command_dies_with_redlock) {
+    const auto pid_file = scratch_path("child.pid");
+    std::remove(pid_file.c_str());
+    child_process run({tool, "--no-quarantine", "run", "-t", "2s", "cli:orphan", "--", "sh", "-c",
+                       "echo $$ > " + pid_file + ".tmp && mv " + pid_file + ".tmp " + pid_file +
+                           " && exec sleep 60"});
+    ASSERT_TRUE(eventually([&] { return file_exists(pid_file); }, 5s)) << run.err();
+    const pid_t command = std::stoi(read_file(pid_file));
+    std::remove(pid_file.c_str());
+    EXPECT_FALSE(process_gone(command));
+    run.signal(SIGKILL); // nothing of redlock gets to run: only the parent-death signal acts
+    ASSERT_TRUE(run.wait(2s));
+    EXPECT_TRUE(eventually([&] { return process_gone(command); }, 2s))
+        << "the command outlived redlock, unprotected";
+    if (!process_gone(command)) {
+        ::kill(command, SIGKILL);
+    }
+}
+
+/// An ACL user `locker` with `password` on every node, for as long as this lives.
+class acl_user {
+public:
+    explicit acl_user(const std::string& password) {
+        for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+            EXPECT_EQ(inspector(node).run(
+                          {"ACL", "SETUSER", "locker", "on", ">" + password, "~*", "+@all"}),
+                      "OK");
+        }
+    }
+    ~acl_user() {
+        for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+            inspector(node).run({"ACL", "DELUSER", "locker"});
+        }
+    }
+    acl_user(const acl_user&) = delete;
+    acl_user& operator=(const acl_user&) = delete;
+
+    /// The nodes as `redis://locker:@host:port`: the user named, the password left out.
+    static std::string nodes_without_password() {
+        std::string list;
+        for (const auto& node : topology::addresses()) {
+            list += (list.empty() ? "" : ",") + std::string("redis://locker:@") + node;
+        }
+        return list;
+    }
+};
+
+TEST_F(nodes_test, cli_run_keeps_the_node_list_and_the_password_out_of_the_commands_environment) {
+    const std::string password = "pw-7f3a9c-SECRET";
+    const acl_user user(password);
+    const auto password_file = scratch_path("password");
+    std::ofstream(password_file) << password << "\n";
+
+    struct source {
+        std::vector<std::string> flags;
+        std::vector<std::string> environment;
+    };
+    for (const auto& from :
+         {source{{}, {"REDLOCK_PASSWORD=" + password}},
+          source{{"--password-file", password_file}, {"REDLOCK_PASSWORD=wrong-one"}}}) {
+        std::vector<std::string> args{tool, "--no-quarantine"};
+        args.insert(args.end(), from.flags.begin(), from.flags.end());
+        args.insert(args.end(), {"run", "cli:env", "--", "env"});
+        auto environment = from.environment;
+        environment.push_back("REDLOCK_NODES=" + acl_user::nodes_without_password());
+        child_process run(args, environment);
+        ASSERT_EQ(run.wait(10s), 0) << "logged in as locker with the password\n" << run.err();
+        const auto env = run.out();
+        EXPECT_NE(env.find("REDLOCK_KEY=cli:env\n"), std::string::npos) << env;
+        EXPECT_NE(env.find("REDLOCK_TOKEN="), std::string::npos) << env;
+        EXPECT_EQ(env.find("REDLOCK_NODES"), std::string::npos) << env;
+        EXPECT_EQ(env.find("REDLOCK_PASSWORD"), std::string::npos) << env;
+        EXPECT_EQ(env.find(password), std::string::npos) << env;
+        EXPECT_EQ(run.err().find(password), std::string::npos) << run.err();
+    }
+    std::remove(password_file.c_str());
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, cli_password_file_errors_are_usage_errors) {
+    child_process missing({tool, "--password-file", "/nonexistent/pw", "acquire", "k"});
+    EXPECT_EQ(missing.wait(5s), 64);
+    EXPECT_NE(missing.err().find("--password-file /nonexistent/pw: No such file or directory"),
+              std::string::npos)
+        << missing.err();
+    const auto empty_file = scratch_path("empty");
+    std::ofstream(empty_file) << "\n";
+    child_process empty({tool, "--password-file", empty_file, "acquire", "k"});
+    EXPECT_EQ(empty.wait(5s), 64);
+    EXPECT_NE(empty.err().find("empty"), std::string::npos) << empty.err();
+    std::remove(empty_file.c_str());
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST(cli_node_list, a_unix_socket_path_longer_than_sun_path_is_a_usage_error_that_says_so) {
+    const std::string too_long = "unix:///tmp/" + std::string(120, 'r') + ".sock";
+    for (const char* command : {"status", "acquire"}) {
+        child_process p({tool, "--nodes", too_long, command, "k"});
+        EXPECT_EQ(p.wait(5s), 64) << command;
+        EXPECT_NE(p.err().find("nodes[0]: unix socket path is 130 bytes long, over the system's "
+                               "limit of 107"),
+                  std::string::npos)
+            << command << ": " << p.err();
+    }
+}
+
+} // namespace
+} // namespace redlock::test

@@ -1,0 +1,270 @@
+// `redlock status` against nodes that refuse, that are one server under two names, that
+// hold text meant for a terminal, and impostors whose INFO and replies are hostile.
+#include "support/child_process.hpp"
+#include "support/fixture.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <arpa/inet.h>
+#include <atomic>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+namespace redlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct status_run {
+    std::optional<int> status;
+    std::string out;
+    std::string err;
+};
+
+status_run status(const std::vector<std::string>& nodes, const std::vector<std::string>& args) {
+    std::string list;
+    for (const auto& node : nodes) {
+        list += (list.empty() ? "" : ",") + node;
+    }
+    std::vector<std::string> argv{REDLOCK_CLI_PATH, "--nodes", list, "status"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    child_process p(argv);
+    status_run r;
+    r.status = p.wait(10s);
+    r.out = p.out();
+    r.err = p.err();
+    return r;
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
+/// Any byte a terminal would act on rather than print, line ends aside.
+bool has_terminal_controls(std::string_view text) {
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if ((u < 0x20 && u != '\n') || u >= 0x7f) {
+            return true;
+        }
+    }
+    return false;
+}
+
+const std::string token = "0123456789abcdef0123456789abcdef";
+
+void hold_everywhere(const std::string& key, const std::string& value) {
+    for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+        ASSERT_EQ(inspector(node).run({"SET", key, value, "PX", "60000"}), "OK");
+    }
+}
+
+/// An ACL user `reader` (password `pw`) on every node with `rules`, for as long as this lives.
+class acl_reader {
+public:
+    explicit acl_reader(const std::vector<std::string>& rules) {
+        for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+            std::vector<std::string> command{"ACL", "SETUSER", "reader", "reset", "on", ">pw"};
+            command.insert(command.end(), rules.begin(), rules.end());
+            EXPECT_EQ(inspector(node).run(command), "OK");
+        }
+    }
+    ~acl_reader() {
+        for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+            inspector(node).run({"ACL", "DELUSER", "reader"});
+        }
+    }
+    acl_reader(const acl_reader&) = delete;
+    acl_reader& operator=(const acl_reader&) = delete;
+
+    static std::vector<std::string> nodes() {
+        std::vector<std::string> out;
+        for (const auto& node : topology::addresses()) {
+            out.push_back("redis://reader:pw@" + node);
+        }
+        return out;
+    }
+};
+
+TEST_F(nodes_test, status_shows_a_refused_pttl_as_refused_not_as_zero) {
+    hold_everywhere("status:pttl", token);
+    const acl_reader reader({"~*", "+get", "+info"}); // no +pttl
+    const auto r = status(acl_reader::nodes(), {"status:pttl", token});
+    EXPECT_EQ(r.status, 0) << "every node answered GET with our token\n" << r.out << r.err;
+    EXPECT_EQ(count_of(r.out, "pttl refused (NOPERM"), topology::size()) << r.out;
+    EXPECT_EQ(count_of(r.out, "pttl 0 ms"), 0u) << r.out;
+    EXPECT_EQ(count_of(r.out, "(matches)"), topology::size()) << r.out;
+}
+
+TEST_F(nodes_test, status_shows_a_refused_get_as_refused_and_counts_no_such_node) {
+    hold_everywhere("status:get", token);
+    const acl_reader reader({"~*", "+info", "+pttl"}); // no +get
+    const auto r = status(acl_reader::nodes(), {"status:get", token});
+    EXPECT_EQ(r.status, 69) << "no node could tell what it holds\n" << r.out;
+    EXPECT_EQ(count_of(r.out, "refused (NOPERM"), topology::size()) << r.out;
+    EXPECT_EQ(count_of(r.out, "held"), 0u) << r.out;
+}
+
+TEST_F(nodes_test, status_counts_one_server_reached_under_two_names_once) {
+    ASSERT_EQ(inspector(1).run({"SET", "status:twice", token, "PX", "60000"}), "OK");
+    const std::string first = "127.0.0.1:" + std::to_string(topology::port(1));
+    const std::string alias = "localhost:" + std::to_string(topology::port(1));
+    const std::string third = "127.0.0.1:" + std::to_string(topology::port(3));
+    const auto r = status({first, alias, third}, {"status:twice", token});
+    // Counted twice, node 1 alone would make a quorum of 2 of 3 hold the token.
+    EXPECT_EQ(r.status, 79) << r.out << r.err;
+    EXPECT_NE(r.out.find(alias + " "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("same server as " + first + " (run_id "), std::string::npos) << r.out;
+    EXPECT_EQ(count_of(r.out, "(matches)"), 1u) << r.out;
+    EXPECT_EQ(count_of(r.out, "\n"), 3u) << r.out;
+}
+
+TEST_F(nodes_test, status_escapes_what_a_node_holds_before_it_reaches_the_terminal) {
+    const std::string paint = "\x1b]0;owned\x07\x1b[2J\r\nfake line\x9b\x7f\\x";
+    hold_everywhere("status:paint", paint);
+    const auto r = status(topology::addresses(), {"status:paint"});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_FALSE(has_terminal_controls(r.out)) << r.out;
+    EXPECT_EQ(count_of(r.out, "\n"), topology::size()) << "one line per node\n" << r.out;
+    EXPECT_EQ(count_of(r.out, "\\x1b]0;owned\\x07\\x1b[2J\\x0d\\x0afake line\\x9b\\x7f\\x5cx"),
+              topology::size())
+        << r.out;
+}
+
+/// A Redis impostor on 127.0.0.1 that answers INFO, GET and PTTL with the bytes it was
+/// given (anything else: +OK), one connection at a time, until destroyed.
+class impostor {
+public:
+    impostor(std::string info, std::string get_reply, std::string pttl_reply)
+        : info_(std::move(info))
+        , get_reply_(std::move(get_reply))
+        , pttl_reply_(std::move(pttl_reply)) {
+        listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t size = sizeof a;
+        if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+            ::listen(listener_, 8) != 0 ||
+            ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &size) != 0) {
+            throw std::runtime_error("impostor: cannot listen");
+        }
+        port_ = ntohs(a.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~impostor() {
+        stop_ = true;
+        thread_.join();
+        ::close(listener_);
+    }
+    impostor(const impostor&) = delete;
+    impostor& operator=(const impostor&) = delete;
+
+    std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+    static std::string bulk(const std::string& text) {
+        return "$" + std::to_string(text.size()) + "\r\n" + text + "\r\n";
+    }
+    /// INFO server's reply with this run_id and uptime_in_seconds.
+    static std::string info(const std::string& run_id, const std::string& uptime) {
+        return bulk("# Server\r\nredis_version:7.0.0\r\nrun_id:" + run_id +
+                    "\r\nuptime_in_seconds:" + uptime + "\r\n");
+    }
+
+private:
+    /// Waits until `fd` is readable or 50 ms passed; false once the impostor is stopping.
+    bool readable(int fd) const {
+        pollfd p{fd, POLLIN, 0};
+        while (!stop_) {
+            if (::poll(&p, 1, 50) > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void serve() {
+        while (readable(listener_)) {
+            const int connection = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (connection >= 0) {
+                converse(connection);
+                ::close(connection);
+            }
+        }
+    }
+
+    void converse(int connection) {
+        redisReader* reader = redisReaderCreate();
+        char buffer[4096];
+        while (readable(connection)) {
+            const auto got = ::read(connection, buffer, sizeof buffer);
+            if (got <= 0) {
+                break;
+            }
+            redisReaderFeed(reader, buffer, static_cast<std::size_t>(got));
+            void* parsed = nullptr;
+            while (redisReaderGetReply(reader, &parsed) == REDIS_OK && parsed) {
+                const auto* request = static_cast<redisReply*>(parsed);
+                std::string name;
+                if (request->type == REDIS_REPLY_ARRAY && request->elements > 0) {
+                    name.assign(request->element[0]->str, request->element[0]->len);
+                }
+                const std::string& reply = name == "INFO"   ? info_
+                                           : name == "GET"  ? get_reply_
+                                           : name == "PTTL" ? pttl_reply_
+                                                            : ok_;
+                freeReplyObject(parsed);
+                if (::send(connection, reply.data(), reply.size(), MSG_NOSIGNAL) < 0) {
+                    break;
+                }
+            }
+        }
+        redisReaderFree(reader);
+    }
+
+    const std::string info_;
+    const std::string get_reply_;
+    const std::string pttl_reply_;
+    const std::string ok_ = "+OK\r\n";
+    int listener_ = -1;
+    std::uint16_t port_ = 0;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+TEST(status_impostors, hostile_uptimes_values_and_errors_cannot_break_status) {
+    const std::string painted_error = "-NOPERM \x1b[31mred\x07 " + std::string(5000, 'e') + "\r\n";
+    // Three servers whose uptimes would overflow any arithmetic, or are not numbers at all,
+    // whose values and errors paint the terminal, and two of which are one server (run_id).
+    impostor huge(impostor::info("a1", "99999999999999999999999999"), impostor::bulk(token),
+                  ":9223372036854775807\r\n");
+    impostor negative(impostor::info("b2", "-9223372036854775808"),
+                      impostor::bulk("\x1b[2J" + token), painted_error);
+    impostor garbage(impostor::info("a1", "\x1b]0;x\x07 not a number"), impostor::bulk(token),
+                     ":-9223372036854775807\r\n");
+    const auto r =
+        status({huge.address(), negative.address(), garbage.address()}, {"status:hostile", token});
+    ASSERT_TRUE(r.status) << "status hung";
+    EXPECT_EQ(*r.status, 79) << "the token on huge only: garbage is huge under another name\n"
+                             << r.out << r.err;
+    EXPECT_FALSE(has_terminal_controls(r.out)) << r.out;
+    EXPECT_FALSE(has_terminal_controls(r.err)) << r.err;
+    EXPECT_EQ(count_of(r.out, "\n"), 3u) << r.out;
+    EXPECT_NE(r.out.find("pttl 9223372036854775807 ms"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("pttl refused (NOPERM \\x1b[31mred\\x07 eee"), std::string::npos) << r.out;
+    const auto error_size = std::to_string(painted_error.size() - 3); // without - and \r\n
+    EXPECT_NE(r.out.find("(" + error_size + " bytes)"), std::string::npos) << "cut short\n"
+                                                                           << r.out;
+    EXPECT_NE(r.out.find("same server as " + huge.address() + " (run_id a1)"), std::string::npos)
+        << r.out;
+}
+
+} // namespace
+} // namespace redlock::test
