@@ -3,11 +3,14 @@
 // under each lock strategy. Whatever the numbers are, they are measured, not scripted.
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "client/environment.hpp"
 #include "transport/scripts.hpp"
 
 #include <redlock/blocking_client.hpp>
 #include <redlock/fencing.hpp>
 #include <redlock/node_address.hpp>
+
+#include <boost/asio/io_context.hpp>
 
 #include <hiredis/hiredis.h>
 
@@ -33,59 +36,52 @@ constexpr auto demo_ttl = 200ms;
 constexpr auto demo_deadline = 60s;
 
 /// A buyer's own connection to the stock store (the first node), synchronous like the
-/// incident's service code.
+/// incident's service code: one command at a time, waited for. Carried by the library's own
+/// node connection, so that it reaches the node as the locks do (TLS, AUTH, SELECT).
 class store_connection {
 public:
-    explicit store_connection(const node_address& a) {
-        const timeval tv{2, 0};
-        context_ = a.kind == node_address::transport::unix_socket
-                       ? redisConnectUnixWithTimeout(a.path.c_str(), tv)
-                       : redisConnectWithTimeout(a.host.c_str(), a.port, tv);
-        if (!context_ || context_->err) {
-            throw std::runtime_error("cannot reach the stock store " + a.display() + ": " +
-                                     (context_ ? context_->errstr : "out of memory"));
-        }
-        redisSetTimeout(context_, tv);
-        if (!a.password.empty()) {
-            a.user.empty() ? run({"AUTH", a.password}) : run({"AUTH", a.user, a.password});
-        }
-        if (a.db != 0) {
-            run({"SELECT", std::to_string(a.db)});
-        }
+    store_connection(const node_address& a, const options& o)
+        : config_(make_config(o))
+        , link_(detail::environment::production().make_link(io_.get_executor(), a, config_)) {}
+    ~store_connection() {
+        link_->shutdown(0ms);
+        io_.restart();
+        io_.poll();
     }
-    ~store_connection() { redisFree(context_); }
     store_connection(const store_connection&) = delete;
     store_connection& operator=(const store_connection&) = delete;
 
     /// The reply as an integer (nil: -1) or a string in `text`.
     long long run(const std::vector<std::string>& args, std::string* text = nullptr) {
-        std::vector<const char*> argv;
-        std::vector<size_t> lengths;
-        for (const auto& a : args) {
-            argv.push_back(a.data());
-            lengths.push_back(a.size());
+        detail::command cmd;
+        if (args.size() > cmd.args.size()) {
+            throw std::logic_error("stock store: too many arguments");
         }
-        auto* r = static_cast<redisReply*>(
-            redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data()));
-        if (!r) {
-            throw std::runtime_error(std::string("stock store: ") + context_->errstr);
+        for (const auto& arg : args) {
+            cmd.args[cmd.count++] = arg;
         }
-        long long value = -1;
-        if (r->type == REDIS_REPLY_ERROR) {
-            std::string why(r->str, r->len);
-            freeReplyObject(r);
-            throw std::runtime_error("stock store: " + why);
+        auto reply = std::make_shared<awaited_reply>();
+        link_->send(cmd, reply, 0);
+        const auto deadline = clock_type::now() + 2s;
+        io_.restart();
+        while (!reply->arrived && io_.run_one_until(deadline) > 0) {
         }
-        if (r->type == REDIS_REPLY_INTEGER) {
-            value = r->integer;
-        } else if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) {
+        if (!reply->arrived) {
+            throw std::runtime_error("stock store: no answer within 2 s");
+        }
+        if (reply->failed) {
+            throw std::runtime_error("stock store: " + reply->text);
+        }
+        if (reply->type == REDIS_REPLY_INTEGER) {
+            return reply->integer;
+        }
+        if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS) {
             if (text) {
-                text->assign(r->str, r->len);
+                *text = reply->text;
             }
-            value = r->type == REDIS_REPLY_STRING ? std::atoll(r->str) : 1;
+            return reply->type == REDIS_REPLY_STRING ? std::atoll(reply->text.c_str()) : 1;
         }
-        freeReplyObject(r);
-        return value;
+        return -1;
     }
 
     /// The reference fenced resource (lua/fenced_call.lua) around one command on `key`.
@@ -126,7 +122,32 @@ private:
         return true;
     }
 
-    redisContext* context_ = nullptr;
+    /// What one command got, copied out of the reply before it goes.
+    struct awaited_reply final : detail::reply_target {
+        bool arrived = false;
+        bool failed = false; ///< an error reply, or no reply (the connection failed)
+        int type = REDIS_REPLY_NIL;
+        long long integer = 0;
+        std::string text;
+
+        void on_reply(std::uint64_t, const detail::node_reply& r) override {
+            arrived = true;
+            if (!r.reply || r.reply->type == REDIS_REPLY_ERROR) {
+                failed = true;
+                text = std::string(r.message);
+                return;
+            }
+            type = r.reply->type;
+            integer = r.reply->integer;
+            if (r.reply->str) {
+                text.assign(r.reply->str, r.reply->len);
+            }
+        }
+    };
+
+    boost::asio::io_context io_;
+    client_config config_;
+    std::unique_ptr<detail::node_link> link_;
 };
 
 /// What one strategy run measured.
@@ -181,7 +202,7 @@ bool sell_one(store_connection& store, const run_state& s, std::mt19937_64& rand
 
 /// 1. The incident's code: SETNX then EXPIRE as two commands, and an unconditional DEL.
 void naive_buyer(run_state& s, std::mt19937_64& random) {
-    store_connection store(s.store);
+    store_connection store(s.store, s.o);
     for (bool buying = true; buying && clock_type::now() < s.deadline;) {
         const auto token = random_token(random);
         if (store.run({"SETNX", s.key("lock"), token}) != 1) {
@@ -201,7 +222,7 @@ void naive_buyer(run_state& s, std::mt19937_64& random) {
 
 /// 2. Atomic SET NX PX and a Lua compare-and-delete, but no renewal.
 void atomic_buyer(run_state& s, std::mt19937_64& random) {
-    store_connection store(s.store);
+    store_connection store(s.store, s.o);
     const std::string release(detail::release_script.text);
     for (bool buying = true; buying && clock_type::now() < s.deadline;) {
         const auto token = random_token(random);
@@ -220,7 +241,7 @@ void atomic_buyer(run_state& s, std::mt19937_64& random) {
 /// 3. Redlock on every node, renewed by the watchdog; the write happens only while the
 /// lock is still trusted.
 void redlock_buyer(run_state& s, blocking_client& locks, std::mt19937_64& random) {
-    store_connection store(s.store);
+    store_connection store(s.store, s.o);
     lock_options options;
     options.ttl = demo_ttl;
     options.retry.max_attempts = 0;
@@ -255,7 +276,7 @@ void redlock_buyer(run_state& s, blocking_client& locks, std::mt19937_64& random
 /// critical section stands for a GC pause): nothing renews and nothing looks at the clock
 /// after the pause. The stock store itself turns away every token older than one it has seen.
 void fenced_buyer(run_state& s, blocking_client& locks, std::mt19937_64& random) {
-    store_connection store(s.store);
+    store_connection store(s.store, s.o);
     lock_options options;
     options.ttl = demo_ttl;
     options.fencing = true;
@@ -328,7 +349,7 @@ using buyer_fn = std::function<void(run_state&, unsigned instance, std::mt19937_
 outcome run_strategy(const options& o, const node_address& store_address, const std::string& name,
                      const std::string& prefix, const buyer_fn& buyer, progress& shown) {
     {
-        store_connection store(store_address);
+        store_connection store(store_address, o);
         store.run({"SET", prefix + "stock", std::to_string(o.stock)});
         store.run({"DEL", prefix + "orders", prefix + "lock", prefix + "stock:fence"});
     }
@@ -358,7 +379,7 @@ outcome run_strategy(const options& o, const node_address& store_address, const 
     shown.end();
     outcome out;
     out.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-    store_connection store(store_address);
+    store_connection store(store_address, o);
     out.orders = std::max(0LL, store.run({"GET", prefix + "orders"}));
     out.stock_left = store.run({"GET", prefix + "stock"});
     out.locks_lost = s.lost.load();
@@ -376,17 +397,6 @@ int demo_command(const options& o) {
     if (parse_node_address(o.nodes.front(), store_address, why)) {
         std::cerr << "redlock demo: " << why << "\n";
         return exit_usage;
-    }
-    // The stock store and the first two strategies talk to the nodes the way the incident's
-    // service did, through blocking hiredis, which has no TLS.
-    for (std::size_t node = 0; node < o.nodes.size(); ++node) {
-        node_address a;
-        if (!parse_node_address(o.nodes[node], a, why) && a.tls) {
-            std::cerr << "redlock demo: nodes[" << node
-                      << "] is rediss://: the demo's stock store and naive strategies need "
-                         "plain redis:// or unix:// nodes\n";
-            return exit_usage;
-        }
     }
     std::vector<std::unique_ptr<blocking_client>> instances;
     try {
@@ -458,7 +468,7 @@ int demo_command(const options& o) {
             node_address a;
             std::string ignored;
             if (!parse_node_address(text, a, ignored)) {
-                store_connection(a).run({"DEL", fencing_counter_key("demo:fenced:lock")});
+                store_connection(a, o).run({"DEL", fencing_counter_key("demo:fenced:lock")});
             }
         }
     } catch (const std::exception& e) {

@@ -4,9 +4,9 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/terminal.hpp"
+#include "client/environment.hpp"
 #include "core/validate.hpp"
 #include "transport/commands.hpp"
-#include "transport/node_connection.hpp"
 
 #include <redlock/node_address.hpp>
 
@@ -110,14 +110,20 @@ int status_command(const options& o) {
 
     asio::io_context io;
     auto replies = std::make_shared<collector>(addresses.size());
-    std::vector<std::unique_ptr<detail::node_connection>> links;
+    std::vector<std::unique_ptr<detail::node_link>> links;
     const detail::command get{{"GET", key}, 2};
     const detail::command pttl{{"PTTL", key}, 2};
-    for (std::size_t node = 0; node < addresses.size(); ++node) {
-        links.push_back(
-            std::make_unique<detail::node_connection>(io.get_executor(), addresses[node], config));
-        links.back()->send(get, replies, node * 2);
-        links.back()->send(pttl, replies, node * 2 + 1);
+    // The library's own connections: TLS, AUTH, SELECT and the reply bounds as for the locks.
+    auto make_link = detail::environment::production().make_link;
+    try {
+        for (std::size_t node = 0; node < addresses.size(); ++node) {
+            links.push_back(make_link(io.get_executor(), addresses[node], config));
+            links.back()->send(get, replies, node * 2);
+            links.back()->send(pttl, replies, node * 2 + 1);
+        }
+    } catch (const std::system_error& e) {
+        std::cerr << "redlock status: " << printable(e.what()) << "\n";
+        return exit_usage;
     }
     const auto bound = config.connect_timeout + std::max(o.node_timeout, milliseconds(200));
     const auto deadline = std::chrono::steady_clock::now() + bound;

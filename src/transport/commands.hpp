@@ -17,7 +17,7 @@ namespace redlock::detail {
 /// The argument vector of one Redis command; views into strings the caller keeps alive
 /// until the command is handed to the connection (hiredis copies it then).
 struct command {
-    std::array<std::string_view, 7> args{};
+    std::array<std::string_view, 10> args{};
     std::size_t count = 0;
 };
 
