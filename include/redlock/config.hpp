@@ -13,6 +13,10 @@ namespace redlock {
 
 /// Longest key accepted, in bytes.
 inline constexpr std::size_t max_key_size = 1024;
+/// Bounds of client_config::max_reply_size: INFO server must fit, and hiredis counts
+/// lengths in int.
+inline constexpr std::size_t smallest_reply_bound = 16 * 1024;
+inline constexpr std::size_t largest_reply_bound = 1024 * 1024 * 1024;
 /// Longest ttl accepted: what a signed 32-bit millisecond count holds (about 24.8 days).
 inline constexpr std::chrono::milliseconds max_ttl{2147483647};
 
@@ -65,8 +69,9 @@ struct client_config {
     /// The quorum is nodes.size() / 2 + 1, also for an even count.
     std::vector<std::string> nodes;
     /// Upper bound on resolving the host name (in the background, never blocking the
-    /// client) plus the TCP connect. The AUTH/SELECT handshake that follows is bounded by
-    /// the node_timeout of the operations waiting behind it.
+    /// client), the TCP connect and the TLS handshake. The AUTH/SELECT handshake that follows
+    /// is waited for by the operations behind it up to their node_timeout; a connection
+    /// whose commands wait far longer is reset (4 x the longest node_timeout, at least 1 s).
     std::chrono::milliseconds connect_timeout{500};
     /// After a failed connection, the node is not retried before this delay, doubled on
     /// every further failure up to reconnect_delay_max. Commands for it fail fast meanwhile.
@@ -78,7 +83,8 @@ struct client_config {
     /// Largest reply one command may get, in bytes (a bulk string, an error text, an array
     /// with everything in it). A node that sends more, or announces more, loses its
     /// connection: a broken or hostile node cannot make this process hold its data.
-    /// Our commands' replies are a few hundred bytes; INFO server about 2 KiB.
+    /// Our commands' replies are a few hundred bytes; INFO server about 2 KiB. From
+    /// smallest_reply_bound to largest_reply_bound.
     std::size_t max_reply_size = 1024 * 1024;
     /// See tls_options; used by `rediss://` nodes only.
     tls_options tls;

@@ -26,6 +26,7 @@ constexpr std::uint64_t handshake_auth = 1;
 constexpr std::uint64_t handshake_select = 2;
 constexpr std::uint64_t handshake_info = 3;
 constexpr std::uint64_t handshake_script_load = 4;
+constexpr const char* tls_step = "TLS handshake";
 
 /// The value of `field:` in an INFO reply, or empty.
 std::string_view info_field(std::string_view info, std::string_view field) {
@@ -87,6 +88,7 @@ node_connection::node_connection(asio::any_io_executor strand, node_address addr
     , connect_timer_(strand_)
     , backoff_timer_(strand_)
     , patience_timer_(strand_)
+    , drain_timer_(strand_)
     , resolver_(strand_) {}
 
 node_connection::~node_connection() {
@@ -151,6 +153,9 @@ void node_connection::send(const command& cmd, const std::shared_ptr<reply_targe
 
 void node_connection::issue(std::string bytes, const std::shared_ptr<reply_target>& target,
                             std::uint64_t tag) {
+    if (target) {
+        ++commands_awaited_;
+    }
     wire_->queued += bytes;
     wire_->replies.expect({target, tag, std::chrono::steady_clock::now()});
     schedule_flush();
@@ -220,7 +225,6 @@ void node_connection::read(const std::shared_ptr<wire>& w) {
                 return; // a reply dropped the connection (a failed AUTH) or drained it
             }
             if (!broken.empty()) {
-                log(log_level::error, broken);
                 drop_connection(broken);
                 return;
             }
@@ -231,15 +235,20 @@ void node_connection::read(const std::shared_ptr<wire>& w) {
 void node_connection::connect() {
     ++connect_attempts_;
     state_ = state::connecting;
+    connecting_ = true;
     const auto attempt = connect_attempts_;
     connect_timer_.expires_after(config_.connect_timeout);
-    connect_timer_.async_wait([this, attempt](const error_code& ec) {
-        if (ec || !attempt_is_current(attempt)) {
-            return;
-        }
-        drop_connection("connect timed out after " +
-                        std::to_string(config_.connect_timeout.count()) + " ms");
-    });
+    // A wait that already expired is queued with success, and may run after this object
+    // is gone even though the destructor cancelled the timer: `alive` comes first.
+    connect_timer_.async_wait(
+        [this, attempt, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
+            if (ec || alive.expired() || !attempt_is_current(attempt)) {
+                return;
+            }
+            drop_connection(connect_step_ + " timed out after " +
+                            std::to_string(config_.connect_timeout.count()) + " ms" +
+                            (connect_step_ == tls_step ? " (is it a TLS port?)" : ""));
+        });
     if (address_.kind == node_address::transport::unix_socket) {
         connect_unix();
         return;
@@ -254,10 +263,11 @@ void node_connection::connect() {
 }
 
 bool node_connection::attempt_is_current(std::uint64_t attempt) const noexcept {
-    return attempt == connect_attempts_ && state_ == state::connecting;
+    return attempt == connect_attempts_ && connecting_;
 }
 
 void node_connection::resolve() {
+    connect_step_ = "resolving " + address_.host;
     const auto attempt = connect_attempts_;
     abort_connect_ = [this] { resolver_.cancel(); };
     resolver_.async_resolve(
@@ -304,6 +314,7 @@ void node_connection::connect_tcp(const asio::ip::tcp::endpoint& endpoint) {
         error_code ignored;
         socket->close(ignored);
     };
+    connect_step_ = "connect";
     const auto attempt = connect_attempts_;
     socket->async_connect(endpoint, [this, socket, attempt,
                                      alive = std::weak_ptr<const bool>(alive_)](
@@ -335,6 +346,7 @@ void node_connection::connect_unix() {
         error_code ignored;
         socket->close(ignored);
     };
+    connect_step_ = "connect";
     const auto attempt = connect_attempts_;
     socket->async_connect(
         asio::local::stream_protocol::endpoint(address_.path),
@@ -365,6 +377,7 @@ void node_connection::start_tls(byte_stream::tcp_socket socket) {
         error_code ignored;
         session->lowest_layer().close(ignored);
     };
+    connect_step_ = tls_step;
     const auto attempt = connect_attempts_;
     session->async_handshake(
         asio::ssl::stream_base::client,
@@ -383,8 +396,11 @@ void node_connection::start_tls(byte_stream::tcp_socket socket) {
 void node_connection::connected(byte_stream stream) {
     abort_connect_ = nullptr;
     connect_timer_.cancel();
-    state_ = state::connected;
-    consecutive_failures_ = 0;
+    connecting_ = false;
+    if (state_ != state::shut_down) { // else it connected to drain what was held back
+        state_ = state::connected;
+    }
+    connected_at_ = std::chrono::steady_clock::now();
     wire_ = std::make_shared<wire>(std::move(stream), config_.max_reply_size);
     log(log_level::debug, "connected");
     queue_handshake();
@@ -455,11 +471,15 @@ void node_connection::expect_replies_within(std::chrono::milliseconds patience) 
 
 bool node_connection::on_reply(sent_command&& sent, const node_reply& reply) {
     if (!sent.target) {
-        return on_handshake_reply(reply.reply, sent.tag);
+        if (!on_handshake_reply(reply.reply, sent.tag)) {
+            return false;
+        }
+    } else {
+        --commands_awaited_;
+        sent.target->on_reply(sent.tag, reply);
+        let_go(std::move(sent.target));
     }
-    sent.target->on_reply(sent.tag, reply);
-    let_go(std::move(sent.target));
-    if (state_ == state::shut_down && wire_ && wire_->replies.idle()) {
+    if (state_ == state::shut_down && commands_awaited_ == 0 && held_back_.empty() && wire_) {
         drop_connection(last_error_); // drained
         return false;
     }
@@ -541,10 +561,13 @@ void node_connection::drop_connection(const std::string& why) {
     if (abort_connect_) {
         std::exchange(abort_connect_, nullptr)();
     }
+    connecting_ = false;
     connect_timer_.cancel();
     patience_timer_.cancel();
+    drain_timer_.cancel();
     patience_watched_ = false;
     handshake_outstanding_ = 0;
+    commands_awaited_ = 0;
     if (wire_) {
         auto w = std::exchange(wire_, nullptr);
         w->current = false;
@@ -562,6 +585,13 @@ void node_connection::drop_connection(const std::string& why) {
         return;
     }
     last_error_ = why;
+    // A connection that broke soon after it was made (a failed AUTH, a node answering
+    // garbage or nothing) counts as another failure, so the delays keep growing; one that
+    // served for a while starts the count afresh.
+    if (was_connected &&
+        std::chrono::steady_clock::now() - connected_at_ >= config_.reconnect_delay_max) {
+        consecutive_failures_ = 0;
+    }
     ++consecutive_failures_;
     auto delay = config_.reconnect_delay_initial;
     for (unsigned i = 1; i < consecutive_failures_ && delay < config_.reconnect_delay_max; ++i) {
@@ -572,8 +602,9 @@ void node_connection::drop_connection(const std::string& why) {
         last_error_ + "; next connect attempt in " + std::to_string(delay.count()) + " ms");
     state_ = state::backing_off;
     backoff_timer_.expires_after(delay);
-    backoff_timer_.async_wait([this](const error_code& ec) {
-        if (!ec && state_ == state::backing_off) {
+    backoff_timer_.async_wait([this, alive = std::weak_ptr<const bool>(alive_)](
+                                  const error_code& ec) {
+        if (!ec && !alive.expired() && state_ == state::backing_off) {
             state_ = state::idle;
         }
     });
@@ -583,24 +614,27 @@ void node_connection::shutdown(std::chrono::milliseconds drain) {
     if (state_ == state::shut_down) {
         return;
     }
-    const bool sent_something = wire_ && !wire_->replies.idle();
+    // Commands sent, or held back for the connection or its handshake: the cleanups and
+    // releases of a client being torn down.
+    const bool unanswered = commands_awaited_ > 0 || !held_back_.empty();
+    const bool reachable = state_ == state::connected || state_ == state::connecting;
     state_ = state::shut_down;
     backoff_timer_.cancel();
     last_error_ = "client shut down";
-    if (sent_something && drain.count() > 0) {
-        // What waits for the connection or the handshake fails now; what was sent (or is
-        // queued to be written) still goes out and is answered, bounded by `drain`.
-        for (auto& h : std::exchange(held_back_, {})) {
-            fail_later(h.target, h.tag, errc::cancelled, last_error_);
-        }
+    if (unanswered && reachable && drain.count() > 0) {
+        // They still go out (once connected and logged in, for those held back) and are
+        // answered, bounded by `drain`; the connection closes once they are.
         patience_timer_.cancel();
         patience_watched_ = false;
-        connect_timer_.expires_after(drain);
-        connect_timer_.async_wait([this, w = wire_](const error_code& ec) {
-            if (!ec && w->current) {
-                drop_connection("client shut down; " + std::to_string(w->replies.waiting()) +
-                                " commands unanswered");
+        drain_timer_.expires_after(drain);
+        drain_timer_.async_wait([this, alive = std::weak_ptr<const bool>(alive_)](
+                                    const error_code& ec) {
+            if (ec || alive.expired()) {
+                return;
             }
+            drop_connection("client shut down; " +
+                            std::to_string(commands_awaited_ + held_back_.size()) +
+                            " commands unanswered");
         });
         return;
     }

@@ -128,6 +128,10 @@ private:
     // failing SELECT in the wrong database: until the handshake succeeds they wait here.
     std::deque<held_back> held_back_;
     std::size_t handshake_outstanding_ = 0;
+    // Commands of operations written and not answered yet (the handshake's are not counted).
+    std::size_t commands_awaited_ = 0;
+    // A connect attempt is under way: also after shutdown(), to drain what was held back.
+    bool connecting_ = false;
     std::string last_error_;
     unsigned consecutive_failures_ = 0;
     // Resolving, connecting and the TLS handshake share one deadline; each step of an
@@ -136,6 +140,9 @@ private:
     // Closes the socket of the connect step under way, so that a timeout, a shutdown or
     // the destructor ends it now rather than when the kernel gives up.
     std::function<void()> abort_connect_;
+    // What the connect attempt is doing, for the timeout's message.
+    std::string connect_step_;
+    std::chrono::steady_clock::time_point connected_at_;
     std::chrono::milliseconds patience_{1000};
     bool patience_watched_ = false;
     std::string run_id_;
@@ -148,6 +155,7 @@ private:
     boost::asio::steady_timer connect_timer_;
     boost::asio::steady_timer backoff_timer_;
     boost::asio::steady_timer patience_timer_;
+    boost::asio::steady_timer drain_timer_;
     boost::asio::ip::tcp::resolver resolver_;
 };
 

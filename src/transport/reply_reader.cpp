@@ -6,11 +6,6 @@
 
 namespace redlock::detail {
 
-namespace {
-// The shortest RESP element on the wire: "+\r\n".
-constexpr std::size_t smallest_element = 3;
-} // namespace
-
 reply_reader::reply_reader(std::size_t max_reply_size)
     : reader_(redisReaderCreate())
     , max_reply_size_(max_reply_size) {
@@ -46,10 +41,10 @@ void* reply_reader::create_array(const redisReadTask* task, int elements) {
     if (elements > 0) {
         self->elements_announced_ += static_cast<std::uint64_t>(elements);
     }
-    if (self->elements_announced_ > self->max_reply_size_ / smallest_element) {
+    if (self->elements_announced_ > self->max_reply_size_ / element_cost) {
         self->fail("arrays announcing " + std::to_string(self->elements_announced_) +
                    " elements, more than a reply of " + std::to_string(self->max_reply_size_) +
-                   " bytes can hold");
+                   " bytes may hold");
         return nullptr;
     }
     return self->hiredis_functions_->createArray(task, elements);
@@ -70,11 +65,19 @@ void reply_reader::feed(std::string_view bytes) {
         return;
     }
     fed_ += bytes.size();
+    crlf_fed_ = crlf_fed_ || bytes.find("\r\n") != std::string_view::npos ||
+                (last_fed_cr_ && bytes.front() == '\n');
+    last_fed_cr_ = bytes.back() == '\r';
 }
 
 reply_reader::status reply_reader::next(reply_ptr& out) {
     if (!why_.empty()) {
         return status::broken;
+    }
+    if (!crlf_fed_) {
+        // Every RESP item ends with CRLF: nothing can complete, and hiredis would rescan
+        // the partial line from its start.
+        return within_bound() ? status::need_more : status::broken;
     }
     void* reply = nullptr;
     if (redisReaderGetReply(reader_, &reply) != REDIS_OK) {
@@ -90,11 +93,16 @@ reply_reader::status reply_reader::next(reply_ptr& out) {
         elements_announced_ = 0;
         return status::reply;
     }
+    crlf_fed_ = false;
+    return within_bound() ? status::need_more : status::broken;
+}
+
+bool reply_reader::within_bound() {
     if (fed_ - reply_start_ > max_reply_size_) {
         fail("a reply of more than " + std::to_string(max_reply_size_) + " bytes");
-        return status::broken;
+        return false;
     }
-    return status::need_more;
+    return true;
 }
 
 } // namespace redlock::detail

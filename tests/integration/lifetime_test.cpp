@@ -255,6 +255,31 @@ TEST_F(nodes_test, a_release_issued_as_the_client_is_torn_down_still_reaches_eve
     EXPECT_EQ(keys_everywhere(), 0) << "the release went out before the connections closed";
 }
 
+TEST_F(nodes_test, a_release_sent_while_the_connections_are_still_being_made_is_drained_too) {
+    // The releasing client has never talked to the nodes: its release waits for the
+    // connections (and their handshake) when the client goes, and must still reach them.
+    asio::io_context io;
+    std::optional<client> owner(std::in_place, io.get_executor(), config());
+    std::optional<client> releaser(std::in_place, io.get_executor(), config());
+    bool acquired = false;
+    auto patient = options(30s);
+    patient.node_timeout = 2s; // the drain's bound: generous for a loaded sanitizer run
+    owner->async_acquire("teardown-connecting", patient,
+                         [&](std::error_code ec, acquire_result r) {
+                             acquired = !ec;
+                             owner.reset();
+                             if (ec) {
+                                 return;
+                             }
+                             releaser->async_release(r.lock,
+                                                     [](std::error_code, release_result) {});
+                             releaser.reset();
+                         });
+    io.run(); // returns once both clients closed
+    ASSERT_TRUE(acquired);
+    EXPECT_EQ(keys_everywhere(), 0) << "the held-back release went out before the client closed";
+}
+
 TEST_F(nodes_test, with_lock_coroutine_returns_the_value_and_releases) {
     io_thread io;
     std::optional<client> async(std::in_place, io.executor(), config());

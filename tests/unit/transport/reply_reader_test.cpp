@@ -87,15 +87,54 @@ TEST(reply_reader, arrays_cannot_announce_more_elements_than_the_bound_holds) {
 }
 
 TEST(reply_reader, an_array_within_the_bound_is_fine) {
+    constexpr std::size_t most = limit / reply_reader::element_cost;
     reply_reader reader(limit);
-    std::string stream = "*300\r\n";
-    for (int i = 0; i < 300; ++i) {
+    std::string stream = "*" + std::to_string(most) + "\r\n";
+    for (std::size_t i = 0; i < most; ++i) {
         stream += ":1\r\n";
     }
     reader.feed(stream);
     reply_ptr reply;
     ASSERT_EQ(reader.next(reply), status::reply) << reader.why();
-    EXPECT_EQ(reply->elements, 300U);
+    EXPECT_EQ(reply->elements, most);
+
+    // One more element costs what hiredis allocates for it, not its three bytes on the wire.
+    reply_reader over(limit);
+    over.feed("*" + std::to_string(most + 1) + "\r\n");
+    EXPECT_EQ(over.next(reply), status::broken);
+}
+
+TEST(reply_reader, a_crlf_split_between_chunks_completes_the_reply) {
+    reply_reader reader(limit);
+    reply_ptr reply;
+    reader.feed("+OK\r");
+    EXPECT_EQ(reader.next(reply), status::need_more);
+    reader.feed("\n:4");
+    ASSERT_EQ(reader.next(reply), status::reply);
+    EXPECT_EQ(reply->type, REDIS_REPLY_STATUS);
+    EXPECT_EQ(reader.next(reply), status::need_more);
+    reader.feed("2");
+    EXPECT_EQ(reader.next(reply), status::need_more);
+    reader.feed("\r");
+    EXPECT_EQ(reader.next(reply), status::need_more);
+    reader.feed("\n");
+    ASSERT_EQ(reader.next(reply), status::reply);
+    EXPECT_EQ(reply->integer, 42);
+}
+
+TEST(reply_reader, a_line_trickled_without_crlf_still_meets_the_bound) {
+    reply_reader reader(limit);
+    reader.feed("+");
+    reply_ptr reply;
+    status s = status::need_more;
+    std::size_t fed = 1;
+    while (s == status::need_more && fed < 4 * limit) {
+        reader.feed("a");
+        ++fed;
+        s = reader.next(reply);
+    }
+    EXPECT_EQ(s, status::broken);
+    EXPECT_EQ(fed, limit + 1) << "broken at the first byte past the bound";
 }
 
 TEST(reply_reader, deep_nesting_is_a_protocol_error) {
