@@ -10,6 +10,14 @@ namespace redlock::test {
 std::vector<std::string> topology::addresses() {
     const char* env = std::getenv("REDLOCK_NODES");
     std::string list = env && *env ? env : REDLOCK_DEFAULT_TEST_NODES;
+    // A private topology started by local-nodes.sh with REDLOCK_BASE_PORT, named only by it.
+    const char* base = std::getenv("REDLOCK_BASE_PORT");
+    if (!(env && *env) && base && *base) {
+        list.clear();
+        for (int node = 1; node <= 5; ++node) {
+            list += (node > 1 ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(std::stoi(base) + node);
+        }
+    }
     std::vector<std::string> nodes;
     std::stringstream stream(list);
     for (std::string item; std::getline(stream, item, ',');) {
