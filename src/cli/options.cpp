@@ -1,5 +1,7 @@
 #include "cli/options.hpp"
 
+#include "client/percent_encoding.hpp"
+
 #include <redlock/node_address.hpp>
 
 #include <cerrno>
@@ -247,24 +249,6 @@ std::optional<options> parse_options(int argc, const char* const* argv,
 
 namespace {
 
-/// Everything but RFC 3986's unreserved characters escaped, as parse_node_address decodes it.
-std::string percent_encode(std::string_view text) {
-    static constexpr char digits[] = "0123456789ABCDEF";
-    std::string out;
-    for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if ((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') ||
-            u == '-' || u == '.' || u == '_' || u == '~') {
-            out.push_back(c);
-        } else {
-            out.push_back('%');
-            out.push_back(digits[u >> 4]);
-            out.push_back(digits[u & 15]);
-        }
-    }
-    return out;
-}
-
 /// The first line of `path`, without its line end. Reads no further than that line (the
 /// file may be a pipe: `--password-file <(pass show redis)`), and at most max_password_size.
 bool read_password_file(const std::string& path, std::string& password, std::string& error) {
@@ -324,11 +308,11 @@ std::string with_password(const std::string& text, std::string_view password) {
     if (parse_node_address(text, a, why) || !a.password.empty()) {
         return text;
     }
-    const std::string secret = percent_encode(password);
+    const std::string secret = detail::percent_encode(password);
     if (a.kind == node_address::transport::unix_socket) {
         std::string url = "unix://" + a.path + "?password=" + secret;
         if (!a.user.empty()) {
-            url += "&user=" + percent_encode(a.user);
+            url += "&user=" + detail::percent_encode(a.user);
         }
         if (a.db != 0) {
             url += "&db=" + std::to_string(a.db);
@@ -336,8 +320,8 @@ std::string with_password(const std::string& text, std::string_view password) {
         return url;
     }
     // An empty user before the colon is the default user: redis://:password@host.
-    return std::string(a.tls ? "rediss://" : "redis://") + percent_encode(a.user) + ":" + secret +
-           "@" + a.display() + (a.db != 0 ? "/" + std::to_string(a.db) : "");
+    return std::string(a.tls ? "rediss://" : "redis://") + detail::percent_encode(a.user) + ":" +
+           secret + "@" + a.display() + (a.db != 0 ? "/" + std::to_string(a.db) : "");
 }
 
 bool load_credentials(options& o, const char* environment_password, std::string& error) {

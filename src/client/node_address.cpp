@@ -1,5 +1,7 @@
 #include "redlock/node_address.hpp"
 
+#include "client/percent_encoding.hpp"
+
 #include "redlock/error.hpp"
 
 #include <charconv>
@@ -79,27 +81,6 @@ std::string percent_decode(std::string_view text) {
         }
         out.push_back(static_cast<char>(hi * 16 + lo));
         i += 2;
-    }
-    return out;
-}
-
-/// Everything but RFC 3986's unreserved characters escaped: a user name may hold '@', ':'
-/// or (decoded from an escape) control characters that must not reach a terminal.
-std::string percent_encode(std::string_view text) {
-    static constexpr char digits[] = "0123456789ABCDEF";
-    std::string out;
-    for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        const bool unreserved = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') ||
-                                (u >= '0' && u <= '9') || u == '-' || u == '.' || u == '_' ||
-                                u == '~';
-        if (unreserved) {
-            out.push_back(c);
-        } else {
-            out.push_back('%');
-            out.push_back(digits[u >> 4]);
-            out.push_back(digits[u & 15]);
-        }
     }
     return out;
 }
@@ -285,7 +266,7 @@ std::string node_address::display() const {
 }
 
 std::string node_address::redacted() const {
-    const std::string name = percent_encode(user);
+    const std::string name = detail::percent_encode(user);
     std::string credentials;
     if (!password.empty()) {
         credentials = (user.empty() ? "" : name + ":") + "***@";

@@ -310,26 +310,11 @@ void node_connection::connect_tcp(const asio::ip::tcp::endpoint& endpoint) {
         drop_connection("cannot open a socket: " + ec.message());
         return;
     }
-    abort_connect_ = [socket] {
-        error_code ignored;
-        socket->close(ignored);
-    };
-    connect_step_ = "connect";
-    const auto attempt = connect_attempts_;
-    socket->async_connect(endpoint, [this, socket, attempt,
-                                     alive = std::weak_ptr<const bool>(alive_)](
-                                        const error_code& ec) {
-        if (alive.expired() || !attempt_is_current(attempt)) {
-            return;
-        }
-        if (ec) {
-            drop_connection("cannot connect: " + ec.message());
-            return;
-        }
+    connect_socket(socket, endpoint, [this](byte_stream::tcp_socket connected_socket) {
         if (address_.tls) {
-            start_tls(std::move(*socket));
+            start_tls(std::move(connected_socket));
         } else {
-            connected(byte_stream(std::move(*socket)));
+            connected(byte_stream(std::move(connected_socket)));
         }
     });
 }
@@ -342,24 +327,33 @@ void node_connection::connect_unix() {
         drop_connection("cannot open a socket: " + ec.message());
         return;
     }
+    connect_socket(socket, asio::local::stream_protocol::endpoint(address_.path),
+                   [this](byte_stream::unix_socket connected_socket) {
+                       connected(byte_stream(std::move(connected_socket)));
+                   });
+}
+
+template <typename Socket, typename Next>
+void node_connection::connect_socket(const std::shared_ptr<Socket>& socket,
+                                     const typename Socket::endpoint_type& endpoint, Next next) {
     abort_connect_ = [socket] {
         error_code ignored;
         socket->close(ignored);
     };
     connect_step_ = "connect";
     const auto attempt = connect_attempts_;
-    socket->async_connect(
-        asio::local::stream_protocol::endpoint(address_.path),
-        [this, socket, attempt, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
-            if (alive.expired() || !attempt_is_current(attempt)) {
-                return;
-            }
-            if (ec) {
-                drop_connection("cannot connect: " + ec.message());
-                return;
-            }
-            connected(byte_stream(std::move(*socket)));
-        });
+    socket->async_connect(endpoint, [this, socket, attempt, next = std::move(next),
+                                     alive = std::weak_ptr<const bool>(alive_)](
+                                        const error_code& ec) mutable {
+        if (alive.expired() || !attempt_is_current(attempt)) {
+            return;
+        }
+        if (ec) {
+            drop_connection("cannot connect: " + ec.message());
+            return;
+        }
+        next(std::move(*socket));
+    });
 }
 
 void node_connection::start_tls(byte_stream::tcp_socket socket) {

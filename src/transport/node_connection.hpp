@@ -90,6 +90,10 @@ private:
     void resolve();
     void connect_tcp(const boost::asio::ip::tcp::endpoint& endpoint);
     void connect_unix();
+    /// Connects `socket` (opened) within the connect attempt, then hands it to `next`.
+    template <typename Socket, typename Next>
+    void connect_socket(const std::shared_ptr<Socket>& socket,
+                        const typename Socket::endpoint_type& endpoint, Next next);
     void start_tls(byte_stream::tcp_socket socket);
     void connected(byte_stream stream);
     /// False when the connect attempt `attempt` is over (timed out, shut down, superseded).
