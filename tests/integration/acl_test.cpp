@@ -2,6 +2,7 @@
 // the whole lock life cycle on every node, cannot do anything more, and a user missing any
 // one of them gets a per-node error that says what was refused.
 #include "support/fixture.hpp"
+#include "support/log_record.hpp"
 
 #include <redlock/fencing.hpp>
 
@@ -113,50 +114,11 @@ public:
 
     /// The reply as text: a status, string or error as is, an integer in decimal, "(nil)".
     std::string run(const std::vector<std::string>& args) {
-        std::vector<const char*> argv;
-        std::vector<size_t> lengths;
-        for (const auto& a : args) {
-            argv.push_back(a.data());
-            lengths.push_back(a.size());
-        }
-        auto* reply = static_cast<redisReply*>(
-            redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data()));
-        if (!reply) {
-            throw std::runtime_error(std::string("connection lost: ") + context_->errstr);
-        }
-        std::string text = "(other)";
-        if (reply->type == REDIS_REPLY_INTEGER) {
-            text = std::to_string(reply->integer);
-        } else if (reply->type == REDIS_REPLY_NIL) {
-            text = "(nil)";
-        } else if (reply->str) {
-            text.assign(reply->str, reply->len);
-        }
-        freeReplyObject(reply);
-        return text;
+        return command_text(context_, args, "session of the ACL user");
     }
 
 private:
     redisContext* context_ = nullptr;
-};
-
-/// Every line the client logs, to search for per-node errors and for the password.
-class log_record {
-public:
-    logger sink() {
-        return [this](log_level, std::string_view line) {
-            std::lock_guard guard(mutex_);
-            text_.append(line).append("\n");
-        };
-    }
-    std::string text() {
-        std::lock_guard guard(mutex_);
-        return text_;
-    }
-
-private:
-    std::mutex mutex_;
-    std::string text_;
 };
 
 /// The quarantine counts a node's votes only once it has been up longer than the largest

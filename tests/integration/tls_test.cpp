@@ -3,6 +3,7 @@
 // host name, IP address), the server name override, mutual TLS, TLS and plain nodes in one
 // client, and the command-line tool. Every outcome is checked on the nodes themselves.
 #include "support/fixture.hpp"
+#include "support/log_record.hpp"
 #include "support/tls_nodes.hpp"
 
 #include <memory>
@@ -14,25 +15,6 @@ namespace redlock::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-/// Keeps every log line, to find the warning an unverified connection must log.
-class log_record {
-public:
-    logger sink() {
-        return [this](log_level level, std::string_view line) {
-            std::lock_guard guard(mutex_);
-            text_.append(level == log_level::warning ? "warning: " : "").append(line).append("\n");
-        };
-    }
-    std::string text() {
-        std::lock_guard guard(mutex_);
-        return text_;
-    }
-
-private:
-    std::mutex mutex_;
-    std::string text_;
-};
 
 class tls_test : public nodes_test {
 protected:

@@ -130,7 +130,8 @@ inspector::~inspector() {
     redisFree(context_);
 }
 
-std::string inspector::run(const std::vector<std::string>& args) {
+std::string command_text(redisContext* context, const std::vector<std::string>& args,
+                         const std::string& who) {
     std::vector<const char*> argv;
     std::vector<size_t> lengths;
     for (const auto& a : args) {
@@ -138,10 +139,9 @@ std::string inspector::run(const std::vector<std::string>& args) {
         lengths.push_back(a.size());
     }
     auto* reply = static_cast<redisReply*>(
-        redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data()));
+        redisCommandArgv(context, static_cast<int>(args.size()), argv.data(), lengths.data()));
     if (!reply) {
-        throw std::runtime_error("inspector lost node " + std::to_string(node_) + ": " +
-                                 context_->errstr);
+        throw std::runtime_error(who + " lost its connection: " + context->errstr);
     }
     std::string text;
     switch (reply->type) {
@@ -161,6 +161,10 @@ std::string inspector::run(const std::vector<std::string>& args) {
     }
     freeReplyObject(reply);
     return text;
+}
+
+std::string inspector::run(const std::vector<std::string>& args) {
+    return command_text(context_, args, "inspector of node " + std::to_string(node_));
 }
 
 std::optional<std::string> inspector::get(const std::string& key, int db) {

@@ -47,6 +47,12 @@ private:
     static void script(const std::string& args);
 };
 
+/// Runs one command on a synchronous hiredis connection: the reply as text (a status, string
+/// or error as is, an integer in decimal, "(nil)", "(array)"). Throws, naming `who`, when
+/// the connection is lost.
+std::string command_text(redisContext* context, const std::vector<std::string>& args,
+                         const std::string& who);
+
 /// A synchronous look at one node, independent of the library under test.
 class inspector {
 public:
