@@ -167,6 +167,19 @@ TEST_F(nodes_test, cli_run_keeps_the_node_list_and_the_password_out_of_the_comma
     EXPECT_EQ(keys_everywhere(), 0);
 }
 
+TEST_F(nodes_test, cli_run_hands_no_redis_socket_to_its_command) {
+    // While the command runs, redlock holds a connection to every node (its watchdog renews
+    // over them); none of them may reach the command. The command lists its own fds.
+    child_process run({tool, "--no-quarantine", "run", "cli:fds", "--", "sh", "-c",
+                       "for f in /proc/$$/fd/*; do echo \"$f -> $(readlink \"$f\")\"; done"});
+    ASSERT_EQ(run.wait(10s), 0) << run.err();
+    const auto fds = run.out();
+    EXPECT_NE(fds.find("/fd/1 -> "), std::string::npos) << "the listing ran:\n" << fds;
+    EXPECT_EQ(fds.find("socket:"), std::string::npos) << "a socket leaked to the command:\n"
+                                                      << fds;
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
 TEST_F(nodes_test, cli_password_file_errors_are_usage_errors) {
     child_process missing({tool, "--password-file", "/nonexistent/pw", "acquire", "k"});
     EXPECT_EQ(missing.wait(5s), 64);

@@ -70,6 +70,8 @@ child_process::child_process(const std::vector<std::string>& args,
                                        O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err_path_.c_str(),
                                        O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    // Only stdio: whatever else the program holds, it opened itself (the fd test counts on it).
+    ::posix_spawn_file_actions_addclosefrom_np(&files, STDERR_FILENO + 1);
     const int error = ::posix_spawnp(&pid_, argv[0], &files, nullptr, argv.data(), envp.data());
     ::posix_spawn_file_actions_destroy(&files);
     if (error != 0) {

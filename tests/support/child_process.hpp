@@ -10,7 +10,8 @@
 namespace redlock::test {
 
 /// A program running in the background with its stdout and stderr in files, for tests that
-/// signal it, kill it, or read what it printed. Killed (SIGKILL) and reaped on destruction.
+/// signal it, kill it, or read what it printed. It starts with stdio only (no other fd of
+/// ours). Killed (SIGKILL) and reaped on destruction.
 class child_process {
 public:
     /// `args[0]` is searched in PATH. The environment is ours with `set` (NAME=VALUE) added
