@@ -1,6 +1,7 @@
 // Against the five local nodes (REDLOCK_NODES; rediss:// ones trust REDLOCK_TLS_CA): latency
-// percentiles, throughput, contention, and a node slowed by +20 ms. Each benchmark runs the client's event loop on its own thread,
-// as a single-threaded service would, so no thread hand-off is measured.
+// percentiles, throughput, contention, and a node slowed by +20 ms. Each benchmark runs the
+// client's event loop on its own thread, as a single-threaded service would, so no thread hand-off
+// is measured.
 #include "support/fault_proxy.hpp"
 
 #include <redlock/redlock.hpp>

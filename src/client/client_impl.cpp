@@ -37,8 +37,8 @@ void client_impl::note_options(const lock_options& options) noexcept {
         // Every command of ours is abandoned after its node_timeout; a connection whose
         // oldest command waited several times the longest of them serves nobody. The floor
         // keeps a busy machine's scheduling hiccups from churning connections.
-        const auto patience = std::max<std::chrono::milliseconds>(4 * largest_node_timeout_,
-                                                                  std::chrono::seconds(1));
+        const auto patience =
+            std::max<std::chrono::milliseconds>(4 * largest_node_timeout_, std::chrono::seconds(1));
         for (auto& node : nodes_) {
             node->expect_replies_within(patience);
         }

@@ -142,7 +142,8 @@ std::string check_client_config(const client_config& c, std::vector<node_address
     }
     if (c.max_reply_size < smallest_reply_bound || c.max_reply_size > largest_reply_bound) {
         return "max_reply_size must be " + std::to_string(smallest_reply_bound) + " to " +
-               std::to_string(largest_reply_bound) + " bytes, got " + std::to_string(c.max_reply_size);
+               std::to_string(largest_reply_bound) + " bytes, got " +
+               std::to_string(c.max_reply_size);
     }
     return {};
 }

@@ -51,8 +51,7 @@ std::string format(const std::string_view* args, std::size_t count) {
         lengths[i] = args[i].size();
     }
     char* formatted = nullptr;
-    const int length =
-        redisFormatCommandArgv(&formatted, static_cast<int>(count), argv, lengths);
+    const int length = redisFormatCommandArgv(&formatted, static_cast<int>(count), argv, lengths);
     if (length < 0) {
         throw std::bad_alloc();
     }
@@ -216,11 +215,11 @@ void node_connection::read(const std::shared_ptr<wire>& w) {
                 drop_connection(describe(ec));
                 return;
             }
-            const auto broken = w->replies.consume(
-                std::string_view(w->read_buffer.data(), length),
-                [this](sent_command&& sent, const node_reply& reply) {
-                    return on_reply(std::move(sent), reply);
-                });
+            const auto broken =
+                w->replies.consume(std::string_view(w->read_buffer.data(), length),
+                                   [this](sent_command&& sent, const node_reply& reply) {
+                                       return on_reply(std::move(sent), reply);
+                                   });
             if (!w->current) {
                 return; // a reply dropped the connection (a failed AUTH) or drained it
             }
@@ -342,18 +341,18 @@ void node_connection::connect_socket(const std::shared_ptr<Socket>& socket,
     };
     connect_step_ = "connect";
     const auto attempt = connect_attempts_;
-    socket->async_connect(endpoint, [this, socket, attempt, next = std::move(next),
-                                     alive = std::weak_ptr<const bool>(alive_)](
-                                        const error_code& ec) mutable {
-        if (alive.expired() || !attempt_is_current(attempt)) {
-            return;
-        }
-        if (ec) {
-            drop_connection("cannot connect: " + ec.message());
-            return;
-        }
-        next(std::move(*socket));
-    });
+    socket->async_connect(
+        endpoint, [this, socket, attempt, next = std::move(next),
+                   alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) mutable {
+            if (alive.expired() || !attempt_is_current(attempt)) {
+                return;
+            }
+            if (ec) {
+                drop_connection("cannot connect: " + ec.message());
+                return;
+            }
+            next(std::move(*socket));
+        });
 }
 
 void node_connection::start_tls(byte_stream::tcp_socket socket) {
@@ -596,12 +595,12 @@ void node_connection::drop_connection(const std::string& why) {
         last_error_ + "; next connect attempt in " + std::to_string(delay.count()) + " ms");
     state_ = state::backing_off;
     backoff_timer_.expires_after(delay);
-    backoff_timer_.async_wait([this, alive = std::weak_ptr<const bool>(alive_)](
-                                  const error_code& ec) {
-        if (!ec && !alive.expired() && state_ == state::backing_off) {
-            state_ = state::idle;
-        }
-    });
+    backoff_timer_.async_wait(
+        [this, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
+            if (!ec && !alive.expired() && state_ == state::backing_off) {
+                state_ = state::idle;
+            }
+        });
 }
 
 void node_connection::shutdown(std::chrono::milliseconds drain) {
@@ -621,15 +620,15 @@ void node_connection::shutdown(std::chrono::milliseconds drain) {
         patience_timer_.cancel();
         patience_watched_ = false;
         drain_timer_.expires_after(drain);
-        drain_timer_.async_wait([this, alive = std::weak_ptr<const bool>(alive_)](
-                                    const error_code& ec) {
-            if (ec || alive.expired()) {
-                return;
-            }
-            drop_connection("client shut down; " +
-                            std::to_string(commands_awaited_ + held_back_.size()) +
-                            " commands unanswered");
-        });
+        drain_timer_.async_wait(
+            [this, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
+                if (ec || alive.expired()) {
+                    return;
+                }
+                drop_connection("client shut down; " +
+                                std::to_string(commands_awaited_ + held_back_.size()) +
+                                " commands unanswered");
+            });
         return;
     }
     drop_connection(last_error_);

@@ -41,8 +41,7 @@ std::shared_ptr<ssl::context> make_tls_context(const tls_options& options, std::
     if (!options.ca_file.empty() && (context->load_verify_file(options.ca_file, ec), ec)) {
         return failed("cannot load CA file " + options.ca_file);
     }
-    if (!options.ca_directory.empty() &&
-        (context->add_verify_path(options.ca_directory, ec), ec)) {
+    if (!options.ca_directory.empty() && (context->add_verify_path(options.ca_directory, ec), ec)) {
         return failed("cannot use CA directory " + options.ca_directory);
     }
     if (options.certificate_file.empty() != options.private_key_file.empty()) {
@@ -62,9 +61,8 @@ std::shared_ptr<ssl::context> make_tls_context(const tls_options& options, std::
             return nullptr;
         }
     }
-    context->set_verify_mode(options.dangerously_skip_verification ? ssl::verify_none
-                                                                   : ssl::verify_peer,
-                             ec);
+    context->set_verify_mode(
+        options.dangerously_skip_verification ? ssl::verify_none : ssl::verify_peer, ec);
     if (ec) {
         return failed("cannot set the verification mode");
     }
@@ -96,8 +94,7 @@ bool prepare_tls_session(SSL* session, const tls_options& options, const std::st
 std::string tls_failure_reason(const SSL* session, const boost::system::error_code& ec) {
     const long verified = SSL_get_verify_result(session);
     if (verified != X509_V_OK) {
-        return std::string("certificate verify failed: ") +
-               X509_verify_cert_error_string(verified);
+        return std::string("certificate verify failed: ") + X509_verify_cert_error_string(verified);
     }
     if (ec == boost::asio::error::eof || ec == ssl::error::stream_truncated) {
         return "TLS handshake failed: the node closed the connection (is it a TLS port? does "

@@ -53,19 +53,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string broken;
     while (input.remaining_bytes() > 0) {
         const auto chunk = input.ConsumeRandomLengthString(max_chunk);
-        const auto why =
-            pipeline.consume(chunk, [&](redlock::detail::sent_command&& sent,
-                                        const redlock::detail::node_reply& reply) {
-                require(sent.tag == next_tag++); // in order, each once
-                require(sent.target == target);
-                require(reply.reply != nullptr && !reply.error);
-                // Bounded by the checks after each chunk: the bound, plus one chunk.
-                require(smallest_size(reply.reply) <= max_reply + max_chunk);
-                for (const char c : reply.message) {
-                    require(c >= 0x20 && c < 0x7f);
-                }
-                return true;
-            });
+        const auto why = pipeline.consume(chunk, [&](redlock::detail::sent_command&& sent,
+                                                     const redlock::detail::node_reply& reply) {
+            require(sent.tag == next_tag++); // in order, each once
+            require(sent.target == target);
+            require(reply.reply != nullptr && !reply.error);
+            // Bounded by the checks after each chunk: the bound, plus one chunk.
+            require(smallest_size(reply.reply) <= max_reply + max_chunk);
+            for (const char c : reply.message) {
+                require(c >= 0x20 && c < 0x7f);
+            }
+            return true;
+        });
         if (!broken.empty()) {
             require(why == broken); // broken for good
         }

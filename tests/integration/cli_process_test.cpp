@@ -175,8 +175,7 @@ TEST_F(nodes_test, cli_run_hands_no_redis_socket_to_its_command) {
     ASSERT_EQ(run.wait(10s), 0) << run.err();
     const auto fds = run.out();
     EXPECT_NE(fds.find("/fd/1 -> "), std::string::npos) << "the listing ran:\n" << fds;
-    EXPECT_EQ(fds.find("socket:"), std::string::npos) << "a socket leaked to the command:\n"
-                                                      << fds;
+    EXPECT_EQ(fds.find("socket:"), std::string::npos) << "a socket leaked to the command:\n" << fds;
     EXPECT_EQ(keys_everywhere(), 0);
 }
 

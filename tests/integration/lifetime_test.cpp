@@ -264,17 +264,15 @@ TEST_F(nodes_test, a_release_sent_while_the_connections_are_still_being_made_is_
     bool acquired = false;
     auto patient = options(30s);
     patient.node_timeout = 2s; // the drain's bound: generous for a loaded sanitizer run
-    owner->async_acquire("teardown-connecting", patient,
-                         [&](std::error_code ec, acquire_result r) {
-                             acquired = !ec;
-                             owner.reset();
-                             if (ec) {
-                                 return;
-                             }
-                             releaser->async_release(r.lock,
-                                                     [](std::error_code, release_result) {});
-                             releaser.reset();
-                         });
+    owner->async_acquire("teardown-connecting", patient, [&](std::error_code ec, acquire_result r) {
+        acquired = !ec;
+        owner.reset();
+        if (ec) {
+            return;
+        }
+        releaser->async_release(r.lock, [](std::error_code, release_result) {});
+        releaser.reset();
+    });
     io.run(); // returns once both clients closed
     ASSERT_TRUE(acquired);
     EXPECT_EQ(keys_everywhere(), 0) << "the held-back release went out before the client closed";

@@ -135,8 +135,8 @@ TEST(validate, connection_settings) {
     c = five();
     c.max_in_flight_per_node = 0;
     EXPECT_NE(config_error(c), "");
-    for (const std::size_t bad : {std::size_t{0}, redlock::smallest_reply_bound - 1,
-                                  redlock::largest_reply_bound + 1}) {
+    for (const std::size_t bad :
+         {std::size_t{0}, redlock::smallest_reply_bound - 1, redlock::largest_reply_bound + 1}) {
         c = five();
         c.max_reply_size = bad;
         EXPECT_NE(config_error(c).find("max_reply_size"), std::string::npos) << bad;
