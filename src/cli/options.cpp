@@ -4,6 +4,7 @@
 
 #include <redlock/node_address.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -17,30 +18,109 @@ namespace redlock::cli {
 
 using std::chrono::milliseconds;
 
-std::optional<milliseconds> parse_duration(std::string_view text) {
-    long long value = 0;
-    const auto* end = text.data() + text.size();
-    auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (ec != std::errc{} || ptr == text.data() || value < 0) {
-        return std::nullopt;
-    }
-    const std::string_view unit(ptr, static_cast<std::size_t>(end - ptr));
-    long long scale = 0;
+namespace {
+
+/// Milliseconds per unit of a duration; 0 for an unknown unit.
+long long milliseconds_per(std::string_view unit) {
     if (unit == "ms") {
-        scale = 1;
-    } else if (unit == "s" || unit.empty()) {
-        scale = 1000;
-    } else if (unit == "m") {
-        scale = 60'000;
-    } else if (unit == "h") {
-        scale = 3'600'000;
-    } else {
+        return 1;
+    }
+    if (unit == "s" || unit.empty()) {
+        return 1000;
+    }
+    if (unit == "m") {
+        return 60'000;
+    }
+    if (unit == "h") {
+        return 3'600'000;
+    }
+    return 0;
+}
+
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+bool is_letter(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+} // namespace
+
+std::optional<milliseconds> parse_duration(std::string_view text, std::string& why) {
+    const std::string over_the_limit =
+        "is over the limit of " + std::to_string(max_duration.count()) + "ms (about 24 days)";
+    if (text.starts_with('-')) {
+        why = "is negative";
         return std::nullopt;
     }
-    if (value > std::numeric_limits<long long>::max() / scale) {
+    // Decimal digits, an optional fraction, a unit: counted in integers, never in floating
+    // point, so that 0.1s is exactly 100ms and no "nan" or "inf" can get in.
+    std::size_t at = 0;
+    while (at < text.size() && is_digit(text[at])) {
+        ++at;
+    }
+    const std::string_view whole = text.substr(0, at);
+    std::string_view fraction;
+    if (at < text.size() && text[at] == '.') {
+        const std::size_t begin = ++at;
+        while (at < text.size() && is_digit(text[at])) {
+            ++at;
+        }
+        fraction = text.substr(begin, at - begin);
+    }
+    const std::string_view unit = text.substr(at);
+    const bool has_number = !whole.empty() || !fraction.empty();
+    const long long scale = milliseconds_per(unit);
+    if (!has_number || scale == 0) {
+        if (has_number && unit.size() > 1 && (unit[0] == 'e' || unit[0] == 'E') &&
+            (is_digit(unit[1]) || unit[1] == '+' || unit[1] == '-')) {
+            why = "has an exponent: write the number out (1e3s: 1000s)";
+        } else if (has_number && std::all_of(unit.begin(), unit.end(), is_letter)) {
+            why = "has an unknown unit \"" + std::string(unit) + "\" (ms, s, m or h)";
+        } else {
+            why = "is not a duration (examples: 500ms, 1.5s, 2m, 1h)";
+        }
         return std::nullopt;
     }
-    return milliseconds(value * scale);
+
+    long long count = 0; // of the unit, before the point
+    if (!whole.empty()) {
+        const auto parsed = std::from_chars(whole.data(), whole.data() + whole.size(), count);
+        if (parsed.ec != std::errc{} || count > max_duration.count() / scale) {
+            why = over_the_limit;
+            return std::nullopt;
+        }
+    }
+    // Trailing zeros say nothing. A fraction of more than 7 significant decimals is never a
+    // whole number of milliseconds, not even of an hour (3,600,000 ms = 2^7 * 3^2 * 5^5 ms).
+    while (!fraction.empty() && fraction.back() == '0') {
+        fraction.remove_suffix(1);
+    }
+    const std::string finer_than_a_millisecond =
+        "is not a whole number of milliseconds (durations count in ms)";
+    constexpr std::size_t most_decimals = 7;
+    if (fraction.size() > most_decimals) {
+        why = finer_than_a_millisecond;
+        return std::nullopt;
+    }
+    long long numerator = 0;
+    long long denominator = 1;
+    for (const char digit : fraction) {
+        numerator = numerator * 10 + (digit - '0');
+        denominator *= 10;
+    }
+    if (numerator * scale % denominator != 0) {
+        why = finer_than_a_millisecond;
+        return std::nullopt;
+    }
+    const long long fraction_ms = numerator * scale / denominator;
+    const milliseconds total(count * scale + fraction_ms);
+    if (total > max_duration) {
+        why = over_the_limit;
+        return std::nullopt;
+    }
+    return total;
 }
 
 namespace {
@@ -108,15 +188,10 @@ std::optional<options> parse_options(int argc, const char* const* argv,
         if (!text) {
             return false;
         }
-        auto d = parse_duration(*text);
+        std::string why;
+        auto d = parse_duration(*text, why);
         if (!d) {
-            error = std::string(flag) + ": \"" + std::string(*text) +
-                    "\" is not a duration (examples: 500ms, 30s, 2m, 1h)";
-            return false;
-        }
-        if (*d > max_duration) {
-            error = std::string(flag) + ": \"" + std::string(*text) + "\" is over the limit of " +
-                    std::to_string(max_duration.count()) + "ms (about 24 days)";
+            error = std::string(flag) + ": \"" + std::string(*text) + "\" " + why;
             return false;
         }
         out = *d;
@@ -397,7 +472,8 @@ options:
   -q, --quiet           no messages on stderr (the insecure TLS warning still shows)
   demo: --buyers N (200), --stock N (100), --instances N (6)
 
-DUR: 500ms, 30s, 2m, 1h, or a number of seconds; at most 2147483647ms (about 24 days).
+DUR: 500ms, 1.5s, 2m, 1h, or a number of seconds; whole milliseconds, at most 2147483647ms
+(about 24 days).
 
 exit status:
   0   success (run: the command's own status; 128+N if it died of signal N)

@@ -12,13 +12,16 @@
 
 namespace redlock::cli {
 
-/// `500ms`, `30s`, `2m`, `1h`, or a bare number of seconds. Empty on anything else
-/// (negative, fractional, overflowing, unknown unit).
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
-
 /// The longest duration any flag takes: the library's bound on every duration (max_ttl), so
 /// that no sum of one with a clock reading can overflow.
 inline constexpr std::chrono::milliseconds max_duration = max_ttl;
+
+/// A duration as the command line writes it: a decimal number, with or without a fraction,
+/// then a unit: `250ms`, `1.5s`, `.5s`, `2m`, `0.25h`. A bare number is seconds (`7`, `0.5`),
+/// as for flock -w. The result must be a whole number of milliseconds, from 0 to
+/// max_duration. On anything else returns empty and puts why in `why`, worded to follow the
+/// quoted text ("is negative", "has an unknown unit ...").
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text, std::string& why);
 
 /// Longest first line read from --password-file.
 inline constexpr std::size_t max_password_size = 4096;

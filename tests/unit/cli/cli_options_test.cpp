@@ -24,15 +24,90 @@ std::optional<cli::options> parse(std::vector<const char*> args, std::string& er
     return cli::parse_options(static_cast<int>(args.size()), args.data(), env, error);
 }
 
+/// parse_duration's result, or why it refused (a test failure names the text either way).
+std::optional<std::chrono::milliseconds> duration(std::string_view text, std::string& why) {
+    why.clear();
+    return cli::parse_duration(text, why);
+}
+
 TEST(cli_options, durations) {
-    EXPECT_EQ(cli::parse_duration("500ms"), 500ms);
-    EXPECT_EQ(cli::parse_duration("30s"), 30s);
-    EXPECT_EQ(cli::parse_duration("2m"), 2min);
-    EXPECT_EQ(cli::parse_duration("1h"), 1h);
-    EXPECT_EQ(cli::parse_duration("7"), 7s) << "a bare number is seconds, like flock -w";
-    EXPECT_EQ(cli::parse_duration("0"), 0ms);
-    for (const char* bad : {"", "ms", "-1s", "1.5s", "5x", "10 s", "s10", "99999999999999999h"}) {
-        EXPECT_FALSE(cli::parse_duration(bad).has_value()) << bad;
+    std::string why;
+    EXPECT_EQ(duration("500ms", why), 500ms);
+    EXPECT_EQ(duration("30s", why), 30s);
+    EXPECT_EQ(duration("2m", why), 2min);
+    EXPECT_EQ(duration("1h", why), 1h);
+    EXPECT_EQ(duration("7", why), 7s) << "a bare number is seconds, like flock -w";
+    EXPECT_EQ(duration("0", why), 0ms);
+    EXPECT_EQ(duration("0s", why), 0ms);
+    EXPECT_EQ(duration("007s", why), 7s);
+    EXPECT_EQ(duration("2147483647ms", why), cli::max_duration) << why;
+}
+
+TEST(cli_options, fractional_durations_are_exact_milliseconds) {
+    std::string why;
+    EXPECT_EQ(duration("0.5s", why), 500ms);
+    EXPECT_EQ(duration("1.5m", why), 90s);
+    EXPECT_EQ(duration("0.25h", why), 15min);
+    EXPECT_EQ(duration("0.1s", why), 100ms) << "decimal, not binary floating point";
+    EXPECT_EQ(duration("0.001s", why), 1ms);
+    EXPECT_EQ(duration("1.5", why), 1500ms) << "a bare number is seconds, fractions too";
+    EXPECT_EQ(duration(".5s", why), 500ms) << "no digit before the point, as for sleep(1)";
+    EXPECT_EQ(duration("5.s", why), 5s) << "no digit after it";
+    EXPECT_EQ(duration("1.0ms", why), 1ms) << "a fraction of zero is a whole number";
+    EXPECT_EQ(duration("2.50000000000000000000000000s", why), 2500ms) << "trailing zeros";
+    EXPECT_EQ(duration("0.0000025h", why), 9ms) << "7 decimals of an hour can be whole ms";
+    EXPECT_EQ(duration("2147483.647s", why), cli::max_duration) << why;
+}
+
+TEST(cli_options, durations_finer_than_a_millisecond_are_refused_and_say_so) {
+    for (const char* finer : {"0.0005s", "1.0005s", "0.5ms", "1.5ms", "0.00001m", "0.0000005h",
+                              "0.00000025h", "1.00000000000000000001s"}) {
+        std::string why;
+        EXPECT_FALSE(duration(finer, why).has_value()) << finer;
+        EXPECT_NE(why.find("whole number of milliseconds"), std::string::npos)
+            << finer << ": " << why;
+    }
+}
+
+TEST(cli_options, bad_durations_say_what_is_wrong) {
+    struct bad_case {
+        const char* text;
+        const char* says;
+    };
+    for (const auto& c : std::initializer_list<bad_case>{
+             {"", "not a duration"},
+             {"ms", "not a duration"},
+             {".", "not a duration"},
+             {".s", "not a duration"},
+             {"s10", "not a duration"},
+             {"10 s", "not a duration"},
+             {" 10s", "not a duration"},
+             {"+5s", "not a duration"},
+             {"1.5.5s", "not a duration"},
+             {"1,5s", "not a duration"},
+             {"0x10s", "not a duration"},
+             {"5x", "unknown unit \"x\""},
+             {"5sec", "unknown unit \"sec\""},
+             {"5S", "unknown unit \"S\""},
+             {"nan", "not a duration"},
+             {"inf", "not a duration"},
+             {"NaNs", "not a duration"},
+             {"1e3s", "exponent"},
+             {"1.5E2ms", "exponent"},
+             {"2e-3s", "exponent"},
+             {"-1s", "negative"},
+             {"-0", "negative"},
+             {"-0.5s", "negative"},
+             {"2147483648ms", "over the limit"},
+             {"2147483.648s", "over the limit"},
+             {"597h", "over the limit"},
+             {"99999999999999999h", "over the limit"},
+             {"99999999999999999999999999999999s", "over the limit"},
+             {"9223372036854775807ms", "over the limit"},
+         }) {
+        std::string why;
+        EXPECT_FALSE(duration(c.text, why).has_value()) << '"' << c.text << '"';
+        EXPECT_NE(why.find(c.says), std::string::npos) << '"' << c.text << "\": " << why;
     }
 }
 
