@@ -4,6 +4,8 @@
 
 #include <redlock/node_address.hpp>
 
+#include <boost/program_options.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -50,7 +52,7 @@ bool is_letter(char c) {
 std::optional<milliseconds> parse_duration(std::string_view text, std::string& why) {
     const std::string over_the_limit =
         "is over the limit of " + std::to_string(max_duration.count()) + "ms (about 24 days)";
-    if (text.starts_with('-')) {
+    if (text.size() > 1 && text[0] == '-' && (is_digit(text[1]) || text[1] == '.')) {
         why = "is negative";
         return std::nullopt;
     }
@@ -125,6 +127,8 @@ std::optional<milliseconds> parse_duration(std::string_view text, std::string& w
 
 namespace {
 
+namespace po = boost::program_options;
+
 std::vector<std::string> split_nodes(std::string_view list) {
     std::vector<std::string> nodes;
     std::stringstream stream{std::string(list)};
@@ -155,13 +159,322 @@ std::optional<int> parse_signal(std::string_view name) {
     return std::nullopt;
 }
 
-std::optional<unsigned> parse_count(std::string_view text, unsigned max) {
-    unsigned value = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || ptr != text.data() + text.size() || value > max) {
-        return std::nullopt;
+// Each subcommand is a bit, so that an option can say where it applies.
+enum subcommand_bit : unsigned {
+    for_run = 1U << 0,
+    for_acquire = 1U << 1,
+    for_extend = 1U << 2,
+    for_release = 1U << 3,
+    for_status = 1U << 4,
+    for_demo = 1U << 5,
+};
+/// The options that make the client: which nodes, how to reach them, how to count their
+/// votes, how much to say. Every subcommand takes them, so that one set serves every call of
+/// a script, even where one of them changes nothing (--no-quarantine for status).
+constexpr unsigned for_every_command =
+    for_run | for_acquire | for_extend | for_release | for_status | for_demo;
+
+struct subcommand {
+    std::string_view name;
+    std::string_view arguments; ///< what follows [options] on its usage line
+    std::string_view summary;   ///< its line in the overview
+    std::string_view details;   ///< the paragraph of its own help
+    unsigned bit;
+};
+
+constexpr subcommand subcommands[] = {
+    {"run", "KEY -- COMMAND [ARGS...]", "run COMMAND while holding KEY",
+     "Acquires KEY (retrying per --wait and --retries), starts COMMAND in its own\n"
+     "process group with $REDLOCK_KEY and $REDLOCK_TOKEN set, renews the lock every\n"
+     "ttl/3 while it runs, releases it when COMMAND exits, and exits with COMMAND's\n"
+     "status. If the lock is lost, the process group gets --on-loss, then SIGKILL\n"
+     "after --grace, and redlock exits 79. The -- before COMMAND is required.",
+     for_run},
+    {"acquire", "KEY", "take KEY, print its token",
+     "Takes KEY (retrying per --wait and --retries) and prints its token on stdout,\n"
+     "then, with --fence, the fencing token. Nothing renews the lock: it stays until\n"
+     "released or expired.",
+     for_acquire},
+    {"extend", "KEY TOKEN", "push KEY's expiry to --ttl from now",
+     "Sets the expiry of KEY to --ttl from now on every node where TOKEN still holds\n"
+     "it; exits 79 unless a quorum of nodes does.",
+     for_extend},
+    {"release", "KEY TOKEN", "release KEY if TOKEN still holds it",
+     "Deletes KEY on every node where TOKEN holds it (never another holder's); exits\n"
+     "79 when TOKEN does not hold KEY.",
+     for_release},
+    {"status", "KEY [TOKEN]", "show KEY on every node",
+     "Reads KEY on every node and shows, per node, whether it is free or held (the\n"
+     "token, the time left), refused or unreachable; with TOKEN, whether each node\n"
+     "holds that token. Exits 69 when fewer than a quorum could answer, and with\n"
+     "TOKEN, 79 unless a quorum holds it.",
+     for_status},
+    {"demo", "", "replay the flash-sale incident",
+     "Sells --stock units to --buyers concurrent buyers on --instances simulated\n"
+     "service instances, once per lock strategy, and prints the orders, units\n"
+     "oversold and locks lost of each. The stock lives on the first node; the\n"
+     "demo's keys are removed afterwards.",
+     for_demo},
+};
+
+const subcommand* find_subcommand(std::string_view name) {
+    for (const auto& s : subcommands) {
+        if (s.name == name) {
+            return &s;
+        }
     }
-    return value;
+    return nullptr;
+}
+
+/// "run, acquire or extend": the subcommands in `where`.
+std::string subcommand_names(unsigned where) {
+    std::vector<std::string_view> names;
+    for (const auto& s : subcommands) {
+        if ((where & s.bit) != 0) {
+            names.push_back(s.name);
+        }
+    }
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+    }
+    return text;
+}
+
+/// How one option's value lands in `options`; false, with `error`, when it does not fit.
+/// `flag` names the option in messages (`--ttl`); flags get an empty `value`.
+using option_setter = bool (*)(options& o, const std::string& flag, const std::string& value,
+                               std::string& error);
+
+template <milliseconds options::*field>
+bool set_duration(options& o, const std::string& flag, const std::string& value,
+                  std::string& error) {
+    std::string why;
+    const auto d = parse_duration(value, why);
+    if (!d) {
+        error = flag + ": \"" + value + "\" " + why;
+        return false;
+    }
+    o.*field = *d;
+    return true;
+}
+
+template <unsigned options::*field, unsigned least, unsigned most>
+bool set_count(options& o, const std::string& flag, const std::string& value, std::string& error) {
+    unsigned count = 0;
+    const auto* end = value.data() + value.size();
+    const auto parsed = std::from_chars(value.data(), end, count);
+    if (parsed.ec != std::errc{} || parsed.ptr != end || count < least || count > most) {
+        error = flag + ": \"" + value + "\" is not a whole number from " + std::to_string(least) +
+                " to " + std::to_string(most);
+        return false;
+    }
+    o.*field = count;
+    return true;
+}
+
+/// A name (of a file, a server): empty would only fail later, and less clearly.
+bool set_name(std::string& field, const std::string& flag, const std::string& value,
+              std::string& error) {
+    if (value.empty()) {
+        error = flag + " needs a non-empty value";
+        return false;
+    }
+    field = value;
+    return true;
+}
+
+template <std::string options::*field>
+bool set_text(options& o, const std::string& flag, const std::string& value, std::string& error) {
+    return set_name(o.*field, flag, value, error);
+}
+
+template <std::string tls_options::*field>
+bool set_tls_text(options& o, const std::string& flag, const std::string& value,
+                  std::string& error) {
+    return set_name(o.tls.*field, flag, value, error);
+}
+
+template <bool options::*field, bool to>
+bool set_flag(options& o, const std::string&, const std::string&, std::string&) {
+    o.*field = to;
+    return true;
+}
+
+bool set_nodes(options& o, const std::string&, const std::string& value, std::string&) {
+    o.nodes = split_nodes(value);
+    return true;
+}
+
+bool set_loss_signal(options& o, const std::string& flag, const std::string& value,
+                     std::string& error) {
+    const auto number = parse_signal(value);
+    if (!number) {
+        error = flag + ": unknown signal \"" + value +
+                "\" (TERM, INT, HUP, KILL, USR1, USR2, QUIT or none)";
+        return false;
+    }
+    o.loss_signal = *number;
+    return true;
+}
+
+bool set_insecure(options& o, const std::string&, const std::string&, std::string&) {
+    o.tls.dangerously_skip_verification = true;
+    return true;
+}
+
+struct option_spec {
+    const char* names;      ///< as program_options takes them: "ttl,t"
+    const char* value_name; ///< in the help: DUR, N, FILE...; empty for a flag
+    unsigned applies_to;    ///< subcommand bits
+    const char* description;
+    option_setter set;
+};
+
+const option_spec option_specs[] = {
+    {"nodes,n", "LIST", for_every_command,
+     "comma-separated masters: host:port, redis://user:pass@host:port/db, rediss://..., "
+     "unix:///path (default: $REDLOCK_NODES, else 127.0.0.1:7001-7005)",
+     set_nodes},
+    {"password-file", "FILE", for_every_command,
+     "password for every node whose address has none: the first line of FILE (default: "
+     "$REDLOCK_PASSWORD); keeps it out of argv",
+     set_text<&options::password_file>},
+    {"tls-ca", "FILE", for_every_command,
+     "CA certificates (PEM) that rediss:// nodes are checked against (default: the system's "
+     "trust store)",
+     set_tls_text<&tls_options::ca_file>},
+    {"tls-ca-dir", "DIR", for_every_command, "directory of hashed CA certificates (openssl rehash)",
+     set_tls_text<&tls_options::ca_directory>},
+    {"tls-cert", "FILE", for_every_command,
+     "client certificate (PEM) for nodes that require mutual TLS; goes with --tls-key",
+     set_tls_text<&tls_options::certificate_file>},
+    {"tls-key", "FILE", for_every_command, "the client certificate's private key (PEM)",
+     set_tls_text<&tls_options::private_key_file>},
+    {"tls-server-name", "NAME", for_every_command,
+     "name sent as SNI and required in the nodes' certificates (default: each node's host)",
+     set_tls_text<&tls_options::server_name>},
+    {"tls-insecure-skip-verify", "", for_every_command,
+     "accept any certificate: anyone in the middle can take, hold or steal every lock. "
+     "Throwaway test setups only; warns on every run",
+     set_insecure},
+    {"no-quarantine", "", for_every_command,
+     "count the votes of nodes restarted within the TTL (unsafe: a node restarted without "
+     "persistence forgot its locks); for test setups that restart nodes",
+     set_flag<&options::quarantine, false>},
+    {"quiet,q", "", for_every_command,
+     "no messages on stderr (the --tls-insecure-skip-verify warning still shows)",
+     set_flag<&options::quiet, true>},
+    {"ttl,t", "DUR", for_run | for_acquire | for_extend,
+     "lock expiry (default 30s); run renews every ttl/3, extend sets the expiry to this from "
+     "now",
+     set_duration<&options::ttl>},
+    {"wait,w", "DUR", for_run | for_acquire,
+     "keep retrying this long while the lock is busy (default 0: one try)",
+     set_duration<&options::wait>},
+    {"retries,r", "N", for_run | for_acquire,
+     "retries after the first attempt (default 0; with --wait, a cap)",
+     set_count<&options::retries, 0, 1'000'000>},
+    {"node-timeout", "DUR", for_run | for_acquire | for_extend | for_release | for_status,
+     "per-node answer bound (default 50ms; status waits at least 200ms)",
+     set_duration<&options::node_timeout>},
+    {"fence", "", for_run | for_acquire,
+     "also take a fencing token, higher than any earlier holder's: acquire prints it after "
+     "the token, run exports it as $REDLOCK_FENCING_TOKEN",
+     set_flag<&options::fence, true>},
+    {"on-loss", "SIG", for_run,
+     "signal for the command's process group when the lock is lost: TERM (default), INT, "
+     "HUP, KILL, USR1, USR2, QUIT, or none (then only exit 79 once the command ends)",
+     set_loss_signal},
+    {"grace", "DUR", for_run, "then SIGKILL after this (default 5s)",
+     set_duration<&options::grace>},
+    {"buyers", "N", for_demo, "concurrent buyers (default 200)",
+     set_count<&options::buyers, 1, 5000>},
+    {"stock", "N", for_demo, "units for sale (default 100)",
+     set_count<&options::stock, 0, 1'000'000>},
+    {"instances", "N", for_demo, "simulated service instances (default 6)",
+     set_count<&options::instances, 1, 64>},
+};
+
+/// "ttl" of "ttl,t": the key program_options gives a parsed option.
+std::string_view long_name(const option_spec& spec) {
+    const std::string_view names = spec.names;
+    return names.substr(0, names.find(','));
+}
+
+const option_spec* find_option(std::string_view key) {
+    for (const auto& spec : option_specs) {
+        if (long_name(spec) == key) {
+            return &spec;
+        }
+    }
+    return nullptr;
+}
+
+void describe(po::options_description& into, const option_spec& spec) {
+    if (*spec.value_name != '\0') {
+        into.add_options()(spec.names, po::value<std::string>()->value_name(spec.value_name),
+                           spec.description);
+    } else {
+        into.add_options()(spec.names, spec.description);
+    }
+}
+
+/// Every option, for parsing: one that a subcommand does not take is still recognised (and
+/// its value consumed), so that the error can say where it belongs.
+const po::options_description& every_option() {
+    static const po::options_description all = [] {
+        po::options_description d;
+        d.add_options()("help,h", "this help; with a subcommand, that subcommand's");
+        for (const auto& spec : option_specs) {
+            describe(d, spec);
+        }
+        return d;
+    }();
+    return all;
+}
+
+/// GNU getopt's forms (-t 30s, -t30s, --ttl 30s, --ttl=30s, -qt 30s), but no abbreviations:
+/// with them, --no would mean --no-quarantine until a second --no-something came along.
+constexpr int command_line_style =
+    po::command_line_style::unix_style & ~po::command_line_style::allow_guessing;
+
+/// How program_options refused an option's value, said the way the other errors are.
+std::string syntax_error(const po::invalid_command_line_syntax& e) {
+    const std::string option = e.get_option_name();
+    switch (e.kind()) {
+    case po::invalid_syntax::missing_parameter:
+        return option + " needs a value";
+    case po::invalid_syntax::extra_parameter:
+        return option + " takes no value";
+    case po::invalid_syntax::empty_adjacent_parameter:
+        return option + " needs a value after the =";
+    default:
+        return std::string(e.what()) + " (see redlock --help)";
+    }
+}
+
+/// An option program_options does not know, as the user wrote it: it keeps a long option's
+/// name without the dashes, a short one with its dash.
+std::string unknown_name(const po::option& unknown) {
+    const bool long_form =
+        !unknown.original_tokens.empty() && unknown.original_tokens.front().starts_with("--");
+    return long_form ? "--" + unknown.string_key : unknown.string_key;
+}
+
+bool is_positional(const po::option& parsed) {
+    return parsed.position_key >= 0;
+}
+
+/// Whether `parsed` took its value from the next word, and that word is one of our long
+/// options: `--ttl --wait 5s`. program_options refuses a short option there (`--ttl -w 5s`)
+/// but takes a long one as the value.
+bool took_an_option_as_value(const po::option& parsed) {
+    if (parsed.original_tokens.size() < 2 || !parsed.value.front().starts_with("--")) {
+        return false;
+    }
+    const std::string& word = parsed.value.front();
+    return every_option().find_nothrow(word.substr(2, word.find('=') - 2), false) != nullptr;
 }
 
 } // namespace
@@ -175,144 +488,101 @@ std::optional<options> parse_options(int argc, const char* const* argv,
         o.nodes = split_nodes("127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,"
                               "127.0.0.1:7005");
     }
-    int i = 1;
-    auto value_of = [&](std::string_view flag) -> std::optional<std::string_view> {
-        if (i + 1 >= argc) {
-            error = std::string(flag) + " needs a value";
+    // The first -- ends the options. What follows is run's command word for word, and the
+    // other subcommands' arguments (a KEY that starts with -): program_options never sees it.
+    std::vector<std::string> words;
+    int at = 1;
+    for (; at < argc && std::string_view(argv[at]) != "--"; ++at) {
+        words.emplace_back(argv[at]);
+    }
+    const bool has_separator = at < argc;
+    const std::vector<std::string> after_separator(argv + std::min(at + 1, argc), argv + argc);
+
+    std::vector<po::option> parsed;
+    try {
+        // Unknown options come back marked, in place, rather than as an exception: whether one
+        // is a typo or the first word of run's command depends on where it stands.
+        parsed = po::command_line_parser(words)
+                     .options(every_option())
+                     .style(command_line_style)
+                     .allow_unregistered()
+                     .run()
+                     .options;
+    } catch (const po::invalid_command_line_syntax& e) {
+        error = syntax_error(e);
+        return std::nullopt;
+    } catch (const po::error& e) {
+        error = std::string(e.what()) + " (see redlock --help)";
+        return std::nullopt;
+    }
+
+    std::vector<std::string> positional; // the subcommand, then its arguments
+    bool wants_help = false;
+    for (const auto& p : parsed) {
+        if (is_positional(p)) {
+            positional.push_back(p.value.front());
+        }
+        wants_help = wants_help || p.string_key == "help";
+    }
+    const std::string name = positional.empty() ? "" : positional.front();
+    if (wants_help || name == "help") {
+        // redlock --help, redlock help [SUBCOMMAND], redlock SUBCOMMAND --help
+        o.command = "help";
+        o.help_topic = name != "help" ? name : positional.size() > 1 ? positional[1] : "";
+        if (!o.help_topic.empty() && !find_subcommand(o.help_topic)) {
+            error = "unknown command \"" + o.help_topic + "\" (see redlock --help)";
             return std::nullopt;
         }
-        return std::string_view(argv[++i]);
-    };
-    auto duration_of = [&](std::string_view flag, milliseconds& out) {
-        auto text = value_of(flag);
-        if (!text) {
-            return false;
+        return o;
+    }
+    if (name.empty()) {
+        const auto unknown = std::find_if(parsed.begin(), parsed.end(),
+                                          [](const po::option& p) { return p.unregistered; });
+        error = unknown != parsed.end() ? "unknown option " + unknown_name(*unknown)
+                                        : std::string("no command given");
+        error += " (see redlock --help)";
+        return std::nullopt;
+    }
+    const subcommand* const sub = find_subcommand(name);
+    if (!sub) {
+        error = "unknown command \"" + name + "\" (see redlock --help)";
+        return std::nullopt;
+    }
+    o.command = name;
+    o.positional.assign(positional.begin() + 1, positional.end());
+
+    const std::string see = " (see redlock " + name + " --help)";
+    for (const auto& p : parsed) {
+        if (is_positional(p)) {
+            continue;
         }
-        std::string why;
-        auto d = parse_duration(*text, why);
-        if (!d) {
-            error = std::string(flag) + ": \"" + std::string(*text) + "\" " + why;
-            return false;
+        if (p.unregistered) {
+            error = "unknown option " + unknown_name(p) + " for " + name + see;
+            return std::nullopt;
         }
-        out = *d;
-        return true;
-    };
-    auto text_of = [&](std::string_view flag, std::string& out) {
-        auto text = value_of(flag);
-        if (!text) {
-            return false;
+        const option_spec* const spec = find_option(p.string_key);
+        const std::string flag = "--" + p.string_key;
+        if ((spec->applies_to & sub->bit) == 0) {
+            error = flag + " does not apply to " + name + ", only to " +
+                    subcommand_names(spec->applies_to) + see;
+            return std::nullopt;
         }
-        if (text->empty()) {
-            error = std::string(flag) + " needs a non-empty value";
-            return false;
+        if (took_an_option_as_value(p)) {
+            error = flag + " needs a value";
+            return std::nullopt;
         }
-        out = std::string(*text);
-        return true;
-    };
-    auto count_of = [&](std::string_view flag, unsigned& out, unsigned max) {
-        auto text = value_of(flag);
-        if (!text) {
-            return false;
-        }
-        auto n = parse_count(*text, max);
-        if (!n) {
-            error = std::string(flag) + ": \"" + std::string(*text) +
-                    "\" is not a whole number up to " + std::to_string(max);
-            return false;
-        }
-        out = *n;
-        return true;
-    };
-    for (; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--") {
-            for (++i; i < argc; ++i) {
-                o.child.emplace_back(argv[i]);
-            }
-            break;
-        }
-        if (arg == "-h" || arg == "--help") {
-            o.command = "help";
-            return o;
-        }
-        bool ok = true;
-        if (arg == "--nodes" || arg == "-n") {
-            auto text = value_of(arg);
-            ok = text.has_value();
-            if (ok) {
-                o.nodes = split_nodes(*text);
-            }
-        } else if (arg == "--ttl" || arg == "-t") {
-            ok = duration_of(arg, o.ttl);
-        } else if (arg == "--wait" || arg == "-w") {
-            ok = duration_of(arg, o.wait);
-        } else if (arg == "--retries" || arg == "-r") {
-            ok = count_of(arg, o.retries, 1'000'000);
-        } else if (arg == "--node-timeout") {
-            ok = duration_of(arg, o.node_timeout);
-        } else if (arg == "--on-loss") {
-            auto text = value_of(arg);
-            ok = text.has_value();
-            if (ok) {
-                auto sig = parse_signal(*text);
-                if (!sig) {
-                    error = "--on-loss: unknown signal \"" + std::string(*text) +
-                            "\" (TERM, INT, HUP, KILL, USR1, USR2, QUIT or none)";
-                    ok = false;
-                } else {
-                    o.loss_signal = *sig;
-                }
-            }
-        } else if (arg == "--grace") {
-            ok = duration_of(arg, o.grace);
-        } else if (arg == "--buyers") {
-            ok = count_of(arg, o.buyers, 5000);
-        } else if (arg == "--stock") {
-            ok = count_of(arg, o.stock, 1'000'000);
-        } else if (arg == "--instances") {
-            ok = count_of(arg, o.instances, 64);
-        } else if (arg == "--password-file") {
-            ok = text_of(arg, o.password_file);
-        } else if (arg == "--tls-ca") {
-            ok = text_of(arg, o.tls.ca_file);
-        } else if (arg == "--tls-ca-dir") {
-            ok = text_of(arg, o.tls.ca_directory);
-        } else if (arg == "--tls-cert") {
-            ok = text_of(arg, o.tls.certificate_file);
-        } else if (arg == "--tls-key") {
-            ok = text_of(arg, o.tls.private_key_file);
-        } else if (arg == "--tls-server-name") {
-            ok = text_of(arg, o.tls.server_name);
-        } else if (arg == "--tls-insecure-skip-verify") {
-            o.tls.dangerously_skip_verification = true;
-        } else if (arg == "--fence") {
-            o.fence = true;
-        } else if (arg == "--no-quarantine") {
-            o.quarantine = false;
-        } else if (arg == "-q" || arg == "--quiet") {
-            o.quiet = true;
-        } else if (arg.starts_with("-") && arg.size() > 1) {
-            error = "unknown option " + std::string(arg) + " (see redlock --help)";
-            ok = false;
-        } else if (o.command.empty()) {
-            o.command = std::string(arg);
-        } else {
-            o.positional.emplace_back(arg);
-        }
-        if (!ok) {
+        // The last of a repeated option wins, as it always has (an alias can set a default
+        // that the command line then overrides).
+        if (!spec->set(o, flag, p.value.empty() ? "" : p.value.front(), error)) {
             return std::nullopt;
         }
     }
-    if (o.command.empty()) {
-        error = "no command given (see redlock --help)";
-        return std::nullopt;
+    if (has_separator) {
+        auto& into = sub->bit == for_run ? o.child : o.positional;
+        into.insert(into.end(), after_separator.begin(), after_separator.end());
     }
     if (o.nodes.empty()) {
         error = "no nodes: pass --nodes host:port,... or set REDLOCK_NODES";
-        return std::nullopt;
-    }
-    if (o.instances == 0 || o.buyers == 0) {
-        error = "--buyers and --instances must be at least 1";
         return std::nullopt;
     }
     if (o.tls.certificate_file.empty() != o.tls.private_key_file.empty()) {
@@ -432,49 +702,86 @@ lock_options to_lock_options(const options& o) {
     return l;
 }
 
-std::string usage() {
-    return R"(redlock: a distributed lock over independent Redis masters (Redlock).
+namespace {
 
-usage:
-  redlock run [options] KEY -- COMMAND [ARGS...]   run COMMAND while holding KEY
-  redlock acquire [options] KEY                    take KEY, print its token (and,
-                                                   with --fence, its fencing token)
-  redlock extend [options] KEY TOKEN               push KEY's expiry to --ttl from now
-  redlock release [options] KEY TOKEN              release KEY if TOKEN still holds it
-  redlock status [options] KEY [TOKEN]             show KEY on every node
-  redlock demo [options]                           replay the flash-sale incident
+bool applies_everywhere(const option_spec& spec) {
+    return spec.applies_to == for_every_command;
+}
 
-options:
-  -n, --nodes LIST      comma-separated masters (host:port, redis://user:pass@host:port/db,
-                        unix:///path); default $REDLOCK_NODES, else 127.0.0.1:7001-7005
-  -t, --ttl DUR         lock expiry (default 30s); run renews every ttl/3
-  -w, --wait DUR        keep retrying this long when the lock is busy (default 0: one try)
-  -r, --retries N       retries after the first attempt (default 0; with --wait, a cap)
-      --node-timeout DUR  per-node answer bound (default 50ms)
-      --on-loss SIG     run: signal for the command when the lock is lost (default TERM;
-                        none to only exit with 79 afterwards)
-      --grace DUR       run: then SIGKILL after this (default 5s)
-      --fence           acquire, run: also take a fencing token, higher than any earlier
-                        holder's (run exports it as $REDLOCK_FENCING_TOKEN)
-      --no-quarantine   count votes of nodes that restarted within the TTL (unsafe:
-                        a node restarted without persistence forgot its locks)
-      --password-file FILE  password for every node whose address has none: the first
-                        line of FILE (default: $REDLOCK_PASSWORD). Keeps it out of argv
-      --tls-ca FILE     CA certificates (PEM) that rediss:// nodes are checked against
-                        (default: the system's trust store)
-      --tls-ca-dir DIR  directory of hashed CA certificates (openssl rehash)
-      --tls-cert FILE   client certificate (PEM) for nodes that require mutual TLS
-      --tls-key FILE    its private key (PEM); --tls-cert and --tls-key go together
-      --tls-server-name NAME  name the nodes' certificates must carry (default: each
-                        node's host)
-      --tls-insecure-skip-verify  accept any certificate: anyone in the middle can take,
-                        hold or steal every lock. Throwaway test setups only; warns
-  -q, --quiet           no messages on stderr (the insecure TLS warning still shows)
-  demo: --buyers N (200), --stock N (100), --instances N (6)
+/// The options that `belongs` picks, under `caption`.
+template <typename Predicate>
+po::options_description options_group(const std::string& caption, Predicate belongs) {
+    po::options_description group(caption);
+    for (const auto& spec : option_specs) {
+        if (belongs(spec)) {
+            describe(group, spec);
+        }
+    }
+    return group;
+}
 
-DUR: 500ms, 1.5s, 2m, 1h, or a number of seconds; whole milliseconds, at most 2147483647ms
-(about 24 days).
+/// `options` as program_options lays them out, less the spaces it leaves where it wraps.
+std::string laid_out(const po::options_description& options) {
+    std::ostringstream printed;
+    printed << options;
+    std::string text;
+    std::istringstream lines(printed.str());
+    for (std::string line; std::getline(lines, line);) {
+        if (text.empty() && line.empty()) {
+            continue; // the blank line it starts a list of groups with
+        }
+        line.erase(line.find_last_not_of(' ') + 1);
+        text += line + "\n";
+    }
+    return text;
+}
 
+constexpr std::string_view duration_syntax =
+    "DUR: 500ms, 1.5s, 2m, 1h, or a number of seconds (7, 0.5); whole milliseconds,\n"
+    "at most 2147483647ms (about 24 days).\n";
+
+std::string usage_line(const subcommand& s) {
+    return "redlock " + std::string(s.name) + " [options]" +
+           (s.arguments.empty() ? "" : " " + std::string(s.arguments));
+}
+
+std::string subcommand_help(const subcommand& s) {
+    po::options_description options;
+    options.add(options_group(std::string(s.name) + " options", [&s](const option_spec& spec) {
+        return !applies_everywhere(spec) && (spec.applies_to & s.bit) != 0;
+    }));
+    options.add(options_group("options of every command", applies_everywhere));
+    const bool takes_durations =
+        std::any_of(std::begin(option_specs), std::end(option_specs), [&s](const auto& spec) {
+            return (spec.applies_to & s.bit) != 0 && std::string_view(spec.value_name) == "DUR";
+        });
+    return "usage: " + usage_line(s) + "\n\n" + std::string(s.details) + "\n\n" +
+           laid_out(options) + "\n" + (takes_durations ? std::string(duration_syntax) + "\n" : "") +
+           "Exit status: see redlock --help.\n";
+}
+
+std::string overview() {
+    std::string text = "redlock: a distributed lock over independent Redis masters (Redlock).\n\n"
+                       "usage:\n";
+    std::size_t width = 0;
+    for (const auto& s : subcommands) {
+        width = std::max(width, usage_line(s).size());
+    }
+    const auto add_line = [&](const std::string& usage, std::string_view summary) {
+        text +=
+            "  " + usage + std::string(width + 3 - usage.size(), ' ') + std::string(summary) + "\n";
+    };
+    for (const auto& s : subcommands) {
+        add_line(usage_line(s), s.summary);
+    }
+    add_line("redlock help SUBCOMMAND", "its options (or: SUBCOMMAND --help)");
+    return text + R"(
+Options go before or after SUBCOMMAND; --opt VALUE and --opt=VALUE are the
+same, the last of a repeated option wins, and -- ends the options (for run,
+before COMMAND).
+
+)" + laid_out(options_group("options of every command", applies_everywhere)) +
+           "\n" + std::string(duration_syntax) + R"(
 exit status:
   0   success (run: the command's own status; 128+N if it died of signal N)
   64  bad usage            69  too few nodes reachable for a quorum
@@ -484,6 +791,13 @@ exit status:
   129, 130, 143  run, acquire: SIGHUP, SIGINT, SIGTERM while waiting for the lock
                  (the attempt is cleaned up on every node, COMMAND never starts)
 )";
+}
+
+} // namespace
+
+std::string help_text(std::string_view command) {
+    const subcommand* s = find_subcommand(command);
+    return s ? subcommand_help(*s) : overview();
 }
 
 } // namespace redlock::cli

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <fstream>
 #include <sys/stat.h>
@@ -96,6 +98,9 @@ TEST(cli_options, bad_durations_say_what_is_wrong) {
              {"1.5E2ms", "exponent"},
              {"2e-3s", "exponent"},
              {"-1s", "negative"},
+             {"-.5s", "negative"},
+             {"--ttl", "not a duration"},
+             {"-", "not a duration"},
              {"-0", "negative"},
              {"-0.5s", "negative"},
              {"2147483648ms", "over the limit"},
@@ -150,6 +155,248 @@ TEST(cli_options, errors_say_what_to_do) {
     EXPECT_FALSE(parse({"demo", "--buyers", "-3"}, error));
     EXPECT_FALSE(parse({"--nodes", ",", "acquire", "k"}, error));
     EXPECT_NE(error.find("no nodes"), std::string::npos);
+}
+
+/// What `redlock ARGS` parses to; fails the test, and returns empty options, on an error.
+cli::options parsed(std::vector<const char*> args) {
+    std::string error;
+    auto o = parse(args, error);
+    EXPECT_TRUE(o) << error;
+    return o.value_or(cli::options{});
+}
+
+/// The error `redlock ARGS` is refused with; fails the test if it is accepted.
+std::string refusal(std::vector<const char*> args) {
+    std::string error;
+    EXPECT_FALSE(parse(args, error)) << "accepted";
+    return error;
+}
+
+TEST(cli_options, an_option_and_its_value_in_one_word_or_two) {
+    for (const auto& form : std::vector<std::vector<const char*>>{
+             {"--ttl", "1.5s"}, {"--ttl=1.5s"}, {"-t", "1.5s"}, {"-t1.5s"}}) {
+        std::vector<const char*> args{"acquire"};
+        args.insert(args.end(), form.begin(), form.end());
+        args.push_back("k");
+        EXPECT_EQ(parsed(args).ttl, 1500ms) << form[0];
+    }
+    EXPECT_EQ(parsed({"acquire", "--nodes=a:1,b:2", "k"}).nodes,
+              (std::vector<std::string>{"a:1", "b:2"}));
+    EXPECT_EQ(parsed({"run", "--on-loss=KILL", "k", "--", "true"}).loss_signal, SIGKILL);
+    EXPECT_EQ(parsed({"acquire", "--tls-server-name=redis.internal", "k"}).tls.server_name,
+              "redis.internal");
+
+    const auto grouped = parsed({"acquire", "-qt", "5s", "k"});
+    EXPECT_TRUE(grouped.quiet) << "short flags group, as with getopt";
+    EXPECT_EQ(grouped.ttl, 5s);
+}
+
+TEST(cli_options, options_go_before_or_after_the_subcommand_and_its_arguments) {
+    for (const auto& args :
+         std::vector<std::vector<const char*>>{{"-q", "--wait", "2s", "acquire", "k"},
+                                               {"acquire", "-q", "k", "--wait", "2s"},
+                                               {"acquire", "k", "--wait=2s", "-q"}}) {
+        const auto o = parsed(args);
+        EXPECT_EQ(o.command, "acquire");
+        EXPECT_EQ(o.positional, std::vector<std::string>{"k"});
+        EXPECT_EQ(o.wait, 2s);
+        EXPECT_TRUE(o.quiet);
+    }
+}
+
+TEST(cli_options, the_last_of_a_repeated_option_wins) {
+    // So that an alias can carry defaults that the command line overrides.
+    EXPECT_EQ(parsed({"acquire", "-t", "1s", "--ttl=2s", "k"}).ttl, 2s);
+    EXPECT_EQ(parsed({"-n", "a:1", "acquire", "-n", "b:2", "k"}).nodes,
+              std::vector<std::string>{"b:2"});
+}
+
+TEST(cli_options, double_dash_ends_the_options) {
+    const auto run = parsed({"run", "-t", "5s", "k", "--", "make", "-t", "--ttl=1"});
+    EXPECT_EQ(run.ttl, 5s);
+    EXPECT_EQ(run.child, (std::vector<std::string>{"make", "-t", "--ttl=1"}))
+        << "the command's words are its own, word for word";
+    // For the other subcommands, what follows is more arguments: a key that starts with -.
+    const auto release = parsed({"release", "--", "-dash-key", "--token"});
+    EXPECT_EQ(release.positional, (std::vector<std::string>{"-dash-key", "--token"}));
+    EXPECT_TRUE(release.child.empty());
+}
+
+/// Where each option applies, as the documentation says: its flag, a valid value (empty for
+/// a flag) and the subcommands that take it.
+struct applicability {
+    const char* flag;
+    const char* value;
+    std::vector<std::string> subcommands;
+};
+
+const std::vector<std::string> every_subcommand{"run",     "acquire", "extend",
+                                                "release", "status",  "demo"};
+
+const std::vector<applicability> where_options_apply{
+    {"--nodes", "a:1", every_subcommand},
+    {"--password-file", "/p", every_subcommand},
+    {"--tls-ca", "/ca.pem", every_subcommand},
+    {"--tls-ca-dir", "/certs", every_subcommand},
+    {"--tls-server-name", "redis", every_subcommand},
+    {"--tls-insecure-skip-verify", "", every_subcommand},
+    {"--no-quarantine", "", every_subcommand},
+    {"--quiet", "", every_subcommand},
+    {"--ttl", "5s", {"run", "acquire", "extend"}},
+    {"--wait", "5s", {"run", "acquire"}},
+    {"--retries", "3", {"run", "acquire"}},
+    {"--node-timeout", "100ms", {"run", "acquire", "extend", "release", "status"}},
+    {"--fence", "", {"run", "acquire"}},
+    {"--on-loss", "KILL", {"run"}},
+    {"--grace", "1s", {"run"}},
+    {"--buyers", "10", {"demo"}},
+    {"--stock", "10", {"demo"}},
+    {"--instances", "2", {"demo"}},
+};
+
+TEST(cli_options, an_option_a_subcommand_does_not_take_is_an_error_naming_both) {
+    for (const auto& option : where_options_apply) {
+        for (const auto& subcommand : every_subcommand) {
+            std::vector<const char*> args{subcommand.c_str(), option.flag};
+            if (*option.value != '\0') {
+                args.push_back(option.value);
+            }
+            args.insert(args.end(), {"k", "--", "true"});
+            if (subcommand != "run") {
+                args.resize(args.size() - 2); // no command after --
+            }
+            std::string error;
+            const bool applies =
+                std::count(option.subcommands.begin(), option.subcommands.end(), subcommand) != 0;
+            EXPECT_EQ(parse(args, error).has_value(), applies)
+                << subcommand << " " << option.flag << ": " << error;
+            if (!applies) {
+                EXPECT_NE(error.find(std::string(option.flag) + " does not apply to " + subcommand),
+                          std::string::npos)
+                    << error;
+                EXPECT_NE(error.find(option.subcommands.front()), std::string::npos)
+                    << "says where it does apply: " << error;
+            }
+        }
+    }
+    // The short form is named by its long name, which the help lists.
+    EXPECT_NE(refusal({"release", "-t", "5s", "k", "t"}).find("--ttl does not apply to release"),
+              std::string::npos);
+}
+
+TEST(cli_options, unknown_options_and_subcommands_are_named) {
+    EXPECT_EQ(refusal({"acquire", "--wiat", "5s", "k"}),
+              "unknown option --wiat for acquire (see redlock acquire --help)");
+    EXPECT_EQ(refusal({"acquire", "--wiat=5s", "k"}),
+              "unknown option --wiat for acquire (see redlock acquire --help)");
+    EXPECT_EQ(refusal({"-x", "status", "k"}),
+              "unknown option -x for status (see redlock status --help)");
+    EXPECT_EQ(refusal({"--wiat"}), "unknown option --wiat (see redlock --help)");
+    EXPECT_EQ(refusal({"acquire", "--no", "k"}),
+              "unknown option --no for acquire (see redlock acquire --help)")
+        << "no abbreviations: --no is not --no-quarantine";
+    EXPECT_EQ(refusal({"frobnicate", "k"}), "unknown command \"frobnicate\" (see redlock --help)");
+    EXPECT_EQ(refusal({}), "no command given (see redlock --help)");
+}
+
+TEST(cli_options, malformed_options_say_what_is_wrong) {
+    EXPECT_EQ(refusal({"acquire", "k", "--ttl"}), "--ttl needs a value");
+    EXPECT_EQ(refusal({"acquire", "k", "-t"}), "--ttl needs a value");
+    EXPECT_EQ(refusal({"acquire", "--ttl", "--wait", "1s", "k"}), "--ttl needs a value")
+        << "an option is no value for another";
+    EXPECT_EQ(refusal({"acquire", "--ttl", "-w", "1s", "k"}), "--ttl needs a value");
+    EXPECT_EQ(refusal({"acquire", "--password-file", "--quiet", "k"}),
+              "--password-file needs a value");
+    EXPECT_EQ(parsed({"acquire", "--password-file=--quiet", "k"}).password_file, "--quiet")
+        << "unless it is given as the value";
+    EXPECT_EQ(refusal({"acquire", "--ttl=", "k"}), "--ttl needs a value after the =");
+    EXPECT_EQ(refusal({"acquire", "--fence=yes", "k"}), "--fence takes no value");
+    EXPECT_EQ(refusal({"acquire", "--ttl", "-5s", "k"}), "--ttl: \"-5s\" is negative");
+    EXPECT_EQ(refusal({"acquire", "--ttl", "0.5ms", "k"}),
+              "--ttl: \"0.5ms\" is not a whole number of milliseconds (durations count in ms)");
+    EXPECT_EQ(refusal({"demo", "--buyers", "0"}),
+              "--buyers: \"0\" is not a whole number from 1 to 5000");
+    EXPECT_EQ(refusal({"demo", "--instances", "65"}),
+              "--instances: \"65\" is not a whole number from 1 to 64");
+    EXPECT_EQ(refusal({"acquire", "--retries", "1.5", "k"}),
+              "--retries: \"1.5\" is not a whole number from 0 to 1000000");
+}
+
+TEST(cli_options, odd_words_are_errors_or_arguments_never_a_crash) {
+    for (const auto& args : std::vector<std::vector<const char*>>{{"-"},
+                                                                  {"--"},
+                                                                  {"---"},
+                                                                  {"--="},
+                                                                  {"-="},
+                                                                  {"=", "acquire"},
+                                                                  {"acquire", "-", "k"},
+                                                                  {"acquire", "---x", "k"},
+                                                                  {"acquire", "--=5", "k"},
+                                                                  {"acquire", "-t="},
+                                                                  {"", "acquire"},
+                                                                  {"acquire", "", ""},
+                                                                  {"-qqqq", "acquire"},
+                                                                  {"acquire", "-q5"},
+                                                                  {"help", "help"},
+                                                                  {"help", "--", "run"},
+                                                                  {"run", "--", "--"},
+                                                                  {"-tq", "acquire"},
+                                                                  {"--tls-ca", "--", "acquire"}}) {
+        std::string error;
+        const auto o = parse(args, error);
+        EXPECT_TRUE(o.has_value() || !error.empty()) << args.size();
+    }
+}
+
+TEST(cli_options, help_overall_and_per_subcommand) {
+    for (const auto& args : std::vector<std::vector<const char*>>{
+             {"--help"}, {"-h"}, {"help"}, {"--ttl", "5s", "--help"}}) {
+        const auto o = parsed(args);
+        EXPECT_EQ(o.command, "help");
+        EXPECT_EQ(o.help_topic, "");
+    }
+    for (const auto& args :
+         std::vector<std::vector<const char*>>{{"help", "run"},
+                                               {"run", "--help"},
+                                               {"run", "-h"},
+                                               {"--help", "run", "k"},
+                                               {"run", "k", "--bogus", "--help"}}) {
+        const auto o = parsed(args);
+        EXPECT_EQ(o.command, "help");
+        EXPECT_EQ(o.help_topic, "run");
+    }
+    EXPECT_EQ(refusal({"help", "frobnicate"}),
+              "unknown command \"frobnicate\" (see redlock --help)");
+
+    const auto overview = cli::help_text("");
+    for (const auto& subcommand : every_subcommand) {
+        EXPECT_NE(overview.find("redlock " + subcommand + " [options]"), std::string::npos)
+            << subcommand;
+    }
+    EXPECT_NE(overview.find("exit status"), std::string::npos);
+    EXPECT_NE(overview.find("--nodes"), std::string::npos) << "the options of every command";
+}
+
+/// Whether `help` lists `flag` as one of its options (not just mentions it in a description):
+/// program_options starts such a line with "  --flag" or "  -f [ --flag ]".
+bool lists_option(const std::string& help, const std::string& flag) {
+    return help.find("\n  " + flag + " ") != std::string::npos ||
+           help.find(" [ " + flag + " ] ") != std::string::npos ||
+           help.find("\n  " + flag + "\n") != std::string::npos;
+}
+
+TEST(cli_options, each_subcommands_help_lists_exactly_its_options) {
+    for (const auto& subcommand : every_subcommand) {
+        const auto help = cli::help_text(subcommand);
+        EXPECT_NE(help.find("usage: redlock " + subcommand), std::string::npos) << help;
+        for (const auto& option : where_options_apply) {
+            const bool applies =
+                std::count(option.subcommands.begin(), option.subcommands.end(), subcommand) != 0;
+            EXPECT_EQ(lists_option(help, option.flag), applies) << subcommand << " " << option.flag;
+        }
+    }
+    EXPECT_NE(cli::help_text("run").find("DUR: "), std::string::npos) << "the duration syntax";
+    EXPECT_EQ(cli::help_text("demo").find("DUR: "), std::string::npos) << "demo takes none";
 }
 
 TEST(cli_options, durations_past_the_limit_are_usage_errors_not_wrapped) {
