@@ -23,6 +23,10 @@ int main(int argc, char** argv) {
         std::cout << help_text(o->help_topic);
         return exit_ok;
     }
+    if (o->command == "version") {
+        std::cout << "redlock " << REDLOCK_VERSION << "\n";
+        return exit_ok;
+    }
     if (!load_credentials(*o, std::getenv("REDLOCK_PASSWORD"), error)) {
         std::cerr << "redlock: " << error << "\n";
         return exit_usage;

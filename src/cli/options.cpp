@@ -425,7 +425,8 @@ void describe(po::options_description& into, const option_spec& spec) {
 const po::options_description& every_option() {
     static const po::options_description all = [] {
         po::options_description d;
-        d.add_options()("help,h", "this help; with a subcommand, that subcommand's");
+        d.add_options()("help,h", "this help; with a subcommand, that subcommand's")(
+            "version,V", "print the version");
         for (const auto& spec : option_specs) {
             describe(d, spec);
         }
@@ -518,11 +519,13 @@ std::optional<options> parse_options(int argc, const char* const* argv,
 
     std::vector<std::string> positional; // the subcommand, then its arguments
     bool wants_help = false;
+    bool wants_version = false;
     for (const auto& p : parsed) {
         if (is_positional(p)) {
             positional.push_back(p.value.front());
         }
         wants_help = wants_help || p.string_key == "help";
+        wants_version = wants_version || p.string_key == "version";
     }
     const std::string name = positional.empty() ? "" : positional.front();
     if (wants_help || name == "help") {
@@ -533,6 +536,10 @@ std::optional<options> parse_options(int argc, const char* const* argv,
             error = "unknown command \"" + o.help_topic + "\" (see redlock --help)";
             return std::nullopt;
         }
+        return o;
+    }
+    if (wants_version) {
+        o.command = "version";
         return o;
     }
     if (name.empty()) {
@@ -775,6 +782,7 @@ std::string overview() {
         add_line(usage_line(s), s.summary);
     }
     add_line("redlock help SUBCOMMAND", "its options (or: SUBCOMMAND --help)");
+    add_line("redlock --version", "the version");
     return text + R"(
 Options go before or after SUBCOMMAND; --opt VALUE and --opt=VALUE are the
 same, the last of a repeated option wins, and -- ends the options (for run,

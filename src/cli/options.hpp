@@ -28,7 +28,7 @@ inline constexpr std::size_t max_password_size = 4096;
 
 /// Everything the subcommands take. Defaults documented in `redlock --help`.
 struct options {
-    std::string command;    ///< a subcommand, or "help"
+    std::string command;    ///< a subcommand, or "help" or "version"
     std::string help_topic; ///< help: the subcommand asked about; empty for the overview
     std::vector<std::string> nodes;
     std::chrono::milliseconds ttl{30000};

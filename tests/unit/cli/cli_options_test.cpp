@@ -377,6 +377,21 @@ TEST(cli_options, help_overall_and_per_subcommand) {
     EXPECT_NE(overview.find("--nodes"), std::string::npos) << "the options of every command";
 }
 
+TEST(cli_options, version_anywhere_before_the_double_dash) {
+    for (const auto& args : std::vector<std::vector<const char*>>{{"--version"},
+                                                                  {"-V"},
+                                                                  {"acquire", "--version"},
+                                                                  {"run", "k", "-V", "--", "x"},
+                                                                  {"--version", "frobnicate"}}) {
+        EXPECT_EQ(parsed(args).command, "version") << args.size();
+    }
+    EXPECT_EQ(parsed({"--version", "--help"}).command, "help") << "help says more";
+    EXPECT_EQ(parsed({"run", "k", "--", "tool", "--version"}).command, "run")
+        << "the command's own --version";
+    EXPECT_EQ(refusal({"acquire", "--ttl", "--version", "k"}), "--ttl needs a value");
+    EXPECT_NE(cli::help_text("").find("redlock --version"), std::string::npos);
+}
+
 /// Whether `help` lists `flag` as one of its options (not just mentions it in a description):
 /// program_options starts such a line with "  --flag" or "  -f [ --flag ]".
 bool lists_option(const std::string& help, const std::string& flag) {
