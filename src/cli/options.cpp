@@ -478,6 +478,93 @@ bool took_an_option_as_value(const po::option& parsed) {
     return every_option().find_nothrow(word.substr(2, word.find('=') - 2), false) != nullptr;
 }
 
+/// `word` as a POSIX shell reads it back: as it is when that is safe, else in single quotes.
+std::string shell_quoted(const std::string& word) {
+    const auto plain = [](char c) {
+        return is_digit(c) || is_letter(c) ||
+               std::string_view("@%+=:,./_-").find(c) != std::string_view::npos;
+    };
+    if (!word.empty() && std::all_of(word.begin(), word.end(), plain)) {
+        return word;
+    }
+    std::string quoted = "'";
+    for (const char c : word) {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+}
+
+/// How program_options reads `words`: our options, unknown options and plain words, in
+/// order. Throws po::error on a malformed option of ours. An unknown option comes back
+/// marked, in place, rather than as an exception: whether it is a typo or the first word of
+/// run's command depends on where it stands.
+std::vector<po::option> read_words(const std::vector<std::string>& words) {
+    return po::command_line_parser(words)
+        .options(every_option())
+        .style(command_line_style)
+        .allow_unregistered()
+        .run()
+        .options;
+}
+
+/// run's COMMAND written without the -- before it (`redlock run KEY sh -c 'echo hi'`): the
+/// error that shows the user's own command line with the -- in place, or empty when `words`
+/// hold no such COMMAND. It starts at the first word after KEY that is not one of our
+/// options: a plain word, or an option we do not know (`redlock run KEY -c ...`). The words
+/// are read one at a time, before the whole is parsed, so that none of the command's own
+/// options is taken for ours (tail -n 5 is no --nodes 5, ls --help no call for our help).
+std::optional<std::string>
+missing_separator(const std::vector<std::string>& words,
+                  const std::optional<std::vector<std::string>>& after_separator) {
+    std::vector<std::string> positional; // the subcommand, then KEY
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        std::vector<po::option> read;
+        try {
+            read = read_words({words[i]});
+        } catch (const po::invalid_command_line_syntax& e) {
+            if (e.kind() == po::invalid_syntax::missing_parameter) {
+                ++i; // an option of ours whose value is the next word
+                continue;
+            }
+            return std::nullopt; // a mistake of its own, which the full parse reports
+        } catch (const po::error&) {
+            return std::nullopt;
+        }
+        const bool plain = is_positional(read.front());
+        const auto unknown = std::find_if(read.begin(), read.end(),
+                                          [](const po::option& p) { return p.unregistered; });
+        const bool after_key = positional.size() >= 2 && positional.front() == "run";
+        if (!after_key && unknown != read.end()) {
+            // Whether it takes the next word as its value is anybody's guess, and so is
+            // which word is KEY: the full parse reports the option alone.
+            return std::nullopt;
+        }
+        if (after_key && (plain || unknown != read.end())) {
+            std::string line = "redlock";
+            for (std::size_t w = 0; w < words.size(); ++w) {
+                line += (w == i ? " -- " : " ") + shell_quoted(words[w]);
+            }
+            if (after_separator) {
+                line += " --";
+                for (const auto& w : *after_separator) {
+                    line += " " + shell_quoted(w);
+                }
+            }
+            const std::string hint = "put -- before the command: " + line;
+            return plain ? hint
+                         : "unknown option " + unknown_name(*unknown) +
+                               " for run; if it is the command's, " + hint;
+        }
+        if (plain) {
+            positional.push_back(words[i]);
+            if (positional.front() != "run") {
+                return std::nullopt;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 std::optional<options> parse_options(int argc, const char* const* argv,
@@ -496,19 +583,19 @@ std::optional<options> parse_options(int argc, const char* const* argv,
     for (; at < argc && std::string_view(argv[at]) != "--"; ++at) {
         words.emplace_back(argv[at]);
     }
-    const bool has_separator = at < argc;
-    const std::vector<std::string> after_separator(argv + std::min(at + 1, argc), argv + argc);
+    std::optional<std::vector<std::string>> after_separator;
+    if (at < argc) {
+        after_separator.emplace(argv + at + 1, argv + argc);
+    }
+
+    if (auto hint = missing_separator(words, after_separator)) {
+        error = std::move(*hint);
+        return std::nullopt;
+    }
 
     std::vector<po::option> parsed;
     try {
-        // Unknown options come back marked, in place, rather than as an exception: whether one
-        // is a typo or the first word of run's command depends on where it stands.
-        parsed = po::command_line_parser(words)
-                     .options(every_option())
-                     .style(command_line_style)
-                     .allow_unregistered()
-                     .run()
-                     .options;
+        parsed = read_words(words);
     } catch (const po::invalid_command_line_syntax& e) {
         error = syntax_error(e);
         return std::nullopt;
@@ -584,9 +671,9 @@ std::optional<options> parse_options(int argc, const char* const* argv,
             return std::nullopt;
         }
     }
-    if (has_separator) {
+    if (after_separator) {
         auto& into = sub->bit == for_run ? o.child : o.positional;
-        into.insert(into.end(), after_separator.begin(), after_separator.end());
+        into.insert(into.end(), after_separator->begin(), after_separator->end());
     }
     if (o.nodes.empty()) {
         error = "no nodes: pass --nodes host:port,... or set REDLOCK_NODES";

@@ -222,6 +222,47 @@ TEST(cli_options, double_dash_ends_the_options) {
     EXPECT_TRUE(release.child.empty());
 }
 
+TEST(cli_options, a_run_command_without_double_dash_gets_the_line_with_it) {
+    const std::string hint = "put -- before the command: ";
+    EXPECT_EQ(refusal({"run", "nightly", "sh", "-c", "echo hi"}),
+              hint + "redlock run nightly -- sh -c 'echo hi'")
+        << "the user's own words, quoted for the shell";
+    EXPECT_EQ(refusal({"run", "-t", "5s", "nightly", "make", "-j4"}),
+              hint + "redlock run -t 5s nightly -- make -j4");
+    EXPECT_EQ(refusal({"--ttl=5s", "-q", "run", "nightly", "./report.sh", "--fast"}),
+              hint + "redlock --ttl=5s -q run nightly -- ./report.sh --fast");
+    EXPECT_EQ(refusal({"-qt", "5s", "run", "k", "ls", "-l"}),
+              hint + "redlock -qt 5s run k -- ls -l");
+    EXPECT_EQ(refusal({"run", "k", "tail", "-n", "5", "/var/log/syslog"}),
+              hint + "redlock run k -- tail -n 5 /var/log/syslog")
+        << "the command's -n is not --nodes";
+    EXPECT_EQ(refusal({"run", "k", "sort", "-r"}), hint + "redlock run k -- sort -r")
+        << "nor its -r a --retries without a value";
+    EXPECT_EQ(refusal({"run", "k", "cp", "--fence=no", "a"}),
+              hint + "redlock run k -- cp --fence=no a");
+    EXPECT_EQ(refusal({"run", "k", "sh", "-c", "x", "--", "y"}),
+              hint + "redlock run k -- sh -c x -- y");
+    EXPECT_EQ(refusal({"run", "k", "ls", "--help"}), hint + "redlock run k -- ls --help")
+        << "the command's own --help";
+    EXPECT_EQ(refusal({"run", "it's", "ls", ""}), hint + "redlock run 'it'\\''s' -- ls ''");
+
+    // An unknown option right after KEY may be a typo or the command: both are said.
+    EXPECT_EQ(refusal({"run", "k", "-c", "echo hi"}),
+              "unknown option -c for run; if it is the command's, " + hint +
+                  "redlock run k -- -c 'echo hi'");
+    EXPECT_EQ(refusal({"run", "k", "--wiat", "5s"}),
+              "unknown option --wiat for run; if it is the command's, " + hint +
+                  "redlock run k -- --wiat 5s");
+    // Before KEY an unknown option is only that.
+    EXPECT_EQ(refusal({"run", "--wiat", "5s", "k", "--", "true"}),
+              "unknown option --wiat for run (see redlock run --help)");
+    // Options of ours after KEY are still options.
+    const auto o = parsed({"run", "k", "--grace", "1s", "-q", "--", "true"});
+    EXPECT_EQ(o.grace, 1s);
+    EXPECT_EQ(o.child, std::vector<std::string>{"true"});
+    EXPECT_TRUE(parsed({"run", "k", "-q"}).child.empty()) << "run_command says what is missing";
+}
+
 /// Where each option applies, as the documentation says: its flag, a valid value (empty for
 /// a flag) and the subcommands that take it.
 struct applicability {
@@ -355,12 +396,12 @@ TEST(cli_options, help_overall_and_per_subcommand) {
         EXPECT_EQ(o.command, "help");
         EXPECT_EQ(o.help_topic, "");
     }
-    for (const auto& args :
-         std::vector<std::vector<const char*>>{{"help", "run"},
-                                               {"run", "--help"},
-                                               {"run", "-h"},
-                                               {"--help", "run", "k"},
-                                               {"run", "k", "--bogus", "--help"}}) {
+    for (const auto& args : std::vector<std::vector<const char*>>{{"help", "run"},
+                                                                  {"run", "--help"},
+                                                                  {"run", "-h"},
+                                                                  {"--help", "run", "k"},
+                                                                  {"run", "k", "--help"},
+                                                                  {"run", "--bogus", "--help"}}) {
         const auto o = parsed(args);
         EXPECT_EQ(o.command, "help");
         EXPECT_EQ(o.help_topic, "run");
