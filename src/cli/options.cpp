@@ -363,7 +363,8 @@ const option_spec option_specs[] = {
      "persistence forgot its locks); for test setups that restart nodes",
      set_flag<&options::quarantine, false>},
     {"quiet,q", "", for_every_command,
-     "no messages on stderr (the --tls-insecure-skip-verify warning still shows)",
+     "none of redlock's notes on stderr (usage errors and the --tls-insecure-skip-verify "
+     "warning still show)",
      set_flag<&options::quiet, true>},
     {"ttl,t", "DUR", for_run | for_acquire | for_extend,
      "lock expiry (default 30s); run renews every ttl/3, extend sets the expiry to this from "
