@@ -11,7 +11,6 @@
 #include <charconv>
 #include <cstring>
 #include <fcntl.h>
-#include <limits>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
