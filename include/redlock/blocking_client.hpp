@@ -26,12 +26,20 @@ class blocking_client {
 public:
     /// @throws std::system_error with errc::invalid_argument when `config` is invalid.
     explicit blocking_client(client_config config);
-    /// Cancels what is in flight and joins the I/O thread. Never throws. May also run in a
+    /// close(), then joins the I/O thread once the cleanups close() let finish are done.
+    /// Never throws. May also run in a
     /// handler on the I/O thread itself (a loss handler, a posted function): then that thread
     /// finishes what is in flight and ends on its own, after the destructor returned.
     ~blocking_client();
     blocking_client(const blocking_client&) = delete;
     blocking_client& operator=(const blocking_client&) = delete;
+
+    /// client::close() on the client underneath: calls blocked on other threads return with
+    /// errc::cancelled (a watchdog's stop token is requested), later calls return
+    /// errc::client_closed at once. Returns without waiting; the destructor waits for the
+    /// cleanups close() let finish (at most the largest node_timeout in use). Safe from any
+    /// thread, idempotent, never throws.
+    void close() noexcept;
 
     acquire_result acquire(std::string_view key, const lock_options& options, std::error_code& ec);
     extend_result extend(const lock& held, std::chrono::milliseconds ttl, std::error_code& ec);

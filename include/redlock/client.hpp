@@ -40,11 +40,21 @@ public:
     /// @throws std::system_error with errc::invalid_argument and the reason when `config`
     ///         is invalid (no nodes, malformed or duplicate addresses, bad durations).
     client(executor_type executor, client_config config);
-    /// Operations still in flight complete with errc::cancelled. Keys they had set expire
-    /// by their TTL. Never throws.
+    /// close(), then lets go of the client: what close() lets finish still finishes.
     ~client();
     client(const client&) = delete;
     client& operator=(const client&) = delete;
+
+    /// Shuts the client down: operations in flight complete with errc::cancelled (an
+    /// interrupted acquire still sends its cleanup), every watchdog of this client stops and
+    /// its loss handler hears errc::cancelled, and the connections close once the commands
+    /// already sent (those cleanups, a release issued just before) were answered, or after
+    /// the largest node_timeout in use. Then nothing of the client keeps the executor busy:
+    /// `io_context::run()` returns once the rest of the program's work is done. Operations
+    /// started afterwards complete with errc::client_closed without sending anything.
+    /// Returns at once (the shutdown runs on the client's strand). Safe from any thread,
+    /// also from a handler; a second call does nothing. Never throws.
+    void close() noexcept;
 
     executor_type get_executor() const noexcept { return executor_; }
     std::size_t node_count() const noexcept;

@@ -43,6 +43,11 @@ enum class errc {
     /// The node's restarts cannot be detected (INFO server refused, e.g. an ACL user without
     /// +info): with the quarantine on, its vote does not count.
     restarts_undetectable,
+
+    // Operation outcome, appended to keep the values above stable.
+    /// The operation was started after client::close() (or on a blocking_client after its
+    /// close()): nothing was sent. Operations already in flight then complete with cancelled.
+    client_closed,
 };
 
 /// The category of every error_code this library produces.

@@ -64,6 +64,10 @@ blocking_client::~blocking_client() {
     }
 }
 
+void blocking_client::close() noexcept {
+    state_->coordinator->close();
+}
+
 acquire_result blocking_client::acquire(std::string_view key, const lock_options& options,
                                         std::error_code& ec) {
     return state_->wait<acquire_result>(ec, [&](auto handler) {

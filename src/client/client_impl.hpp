@@ -15,6 +15,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -87,6 +88,11 @@ public:
     /// The observer from client_config, or null.
     metrics_observer* metrics() const noexcept { return config_.metrics.get(); }
 
+    /// client::close() was called (from any thread); the shutdown itself may still be queued
+    /// on the strand. True only for the first call.
+    bool request_close() noexcept { return !close_requested_.exchange(true); }
+    bool close_requested() const noexcept { return close_requested_.load(); }
+
     bool shut_down() const noexcept { return shut_down_; }
     /// Cancels every live operation and closes every connection.
     void shutdown();
@@ -122,6 +128,7 @@ private:
     fence_floors fences_;
     std::shared_ptr<renewal_timers> timers_;
     bool shut_down_ = false;
+    std::atomic<bool> close_requested_{false};
 };
 
 } // namespace redlock::detail

@@ -144,6 +144,8 @@ std::string_view outcome_label(std::error_code e) {
         return "cancelled";
     case errc::invalid_argument:
         return "invalid_argument";
+    case errc::client_closed:
+        return "client_closed";
     default:
         return error_kind(e);
     }
