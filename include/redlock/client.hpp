@@ -8,6 +8,7 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <memory>
@@ -28,13 +29,17 @@ class watchdog;
 ///
 /// Completion tokens: any Asio token works (callbacks, `asio::use_future`,
 /// `asio::use_awaitable`, `asio::deferred`). Handlers run on their associated executor.
+/// The error comes first as a boost::system::error_code, as in every Asio operation: a failed
+/// operation makes `use_future`'s future and a plain `use_awaitable` throw
+/// boost::system::system_error (wrap the token in `asio::as_tuple` to get the error instead).
+/// It compares equal to redlock::errc values and converts to std::error_code.
 /// Thread safety: the initiating functions may be called from any thread.
 class client {
 public:
     using executor_type = boost::asio::any_io_executor;
-    using acquire_signature = void(std::error_code, acquire_result);
-    using extend_signature = void(std::error_code, extend_result);
-    using release_signature = void(std::error_code, release_result);
+    using acquire_signature = void(boost::system::error_code, acquire_result);
+    using extend_signature = void(boost::system::error_code, extend_result);
+    using release_signature = void(boost::system::error_code, release_result);
 
     /// Connects lazily, on the first command for each node.
     /// @throws std::system_error with errc::invalid_argument and the reason when `config`

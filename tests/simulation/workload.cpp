@@ -216,7 +216,8 @@ asio::awaitable<void> schedule::run_watchdog(int c, const op_plan& op) {
     {
         // (f) for the loss handler too: at most once, and exactly once if lost() says so.
         auto losses = std::make_shared<int>(0);
-        watchdog dog(cl, granted->held, op.renewal, [losses](std::error_code) { ++*losses; });
+        watchdog dog(cl, granted->held, op.renewal,
+                     [losses](boost::system::error_code) { ++*losses; });
         auto it = add_watch(dog, hid, c);
         SIM_TRACE(w_, who(c),
                   "watchdog on h" + std::to_string(hid) + " for " + ms_text(op.hold) +

@@ -1,5 +1,7 @@
 #include <redlock/error.hpp>
 
+#include <boost/system/error_code.hpp>
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -36,6 +38,20 @@ TEST(error, compares_with_the_enum) {
     EXPECT_EQ(ec, redlock::errc::contention);
     EXPECT_NE(ec, redlock::errc::quorum_unreachable);
     EXPECT_NE(ec, std::errc::invalid_argument);
+}
+
+TEST(error, boost_error_code_holds_it_and_compares_both_ways) {
+    boost::system::error_code ec = redlock::errc::lock_lost;
+    EXPECT_TRUE(ec);
+    EXPECT_EQ(ec, redlock::errc::lock_lost);
+    EXPECT_NE(ec, redlock::errc::cancelled);
+    const std::error_code back = ec;
+    EXPECT_EQ(back, redlock::errc::lock_lost);
+    EXPECT_EQ(&back.category(), &redlock::error_category());
+    EXPECT_EQ(ec.message(), back.message());
+    const boost::system::error_code from_std = std::error_code(redlock::errc::contention);
+    EXPECT_EQ(from_std, redlock::errc::contention);
+    EXPECT_FALSE(boost::system::error_code(std::error_code()));
 }
 
 } // namespace
