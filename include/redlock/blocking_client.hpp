@@ -1,11 +1,13 @@
 #ifndef REDLOCK_BLOCKING_CLIENT_HPP
 #define REDLOCK_BLOCKING_CLIENT_HPP
 
-#include <redlock/client.hpp>
+// Light on purpose (no Asio, no coroutines): thread-per-request code includes this in many
+// files. The client underneath lives behind the pimpl; see docs/api.md for what each public
+// header costs to include.
 #include <redlock/config.hpp>
+#include <redlock/error.hpp>
 #include <redlock/lock.hpp>
-#include <redlock/watchdog.hpp>
-#include <redlock/with_lock.hpp>
+#include <redlock/locked.hpp>
 
 #include <chrono>
 #include <functional>
@@ -18,10 +20,17 @@
 
 namespace redlock {
 
+class client;
+class watchdog;
+
 /// The coordinator for thread-per-request code: owns an I/O thread running a client;
 /// every call blocks the calling thread until its operation completes. Safe to call from
 /// many threads at once; calls from inside a handler running on its own I/O thread are
 /// refused with errc::invalid_argument (they would deadlock).
+///
+/// Errors come back in `std::error_code&` out-parameters, the standard library's type for
+/// code without Asio; they compare with redlock::errc values like the asynchronous client's
+/// boost::system::error_code does, and each converts to the other.
 class blocking_client {
 public:
     /// @throws std::system_error with errc::invalid_argument when `config` is invalid.
@@ -58,6 +67,7 @@ public:
     /// stop touching the protected resource. Returns the work's value, or lock_lost (or
     /// cancelled on client shutdown) if the lock was lost, or the acquire's error. An
     /// exception from the work is rethrown after the release, unless the lock was lost.
+    /// Include <redlock/watchdog.hpp> to use the watchdog inside the work.
     template <typename Work>
     auto with_lock(std::string_view key, const lock_options& options,
                    const renewal_options& renewal, Work&& work)
@@ -81,7 +91,7 @@ public:
         return out;
     }
 
-    /// The client underneath, for asynchronous use alongside.
+    /// The client underneath, for asynchronous use alongside (include <redlock/client.hpp>).
     client& async_client() noexcept;
 
 private:

@@ -4,6 +4,7 @@
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
+#include <redlock/locked.hpp>
 #include <redlock/watchdog.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -25,21 +26,6 @@
 #include <type_traits>
 
 namespace redlock {
-
-/// The outcome of work run under a lock: `error` is empty when the lock was held from start
-/// to end and the work finished; `value` holds what the work returned.
-template <typename T>
-struct locked {
-    std::error_code error;
-    std::string message;
-    std::optional<T> value;
-};
-
-template <>
-struct locked<void> {
-    std::error_code error;
-    std::string message;
-};
 
 namespace detail {
 template <typename Awaitable>

@@ -1,5 +1,8 @@
 #include "redlock/blocking_client.hpp"
 
+#include "redlock/client.hpp"
+#include "redlock/watchdog.hpp"
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 

@@ -1,5 +1,7 @@
 #include <redlock/blocking_client.hpp>
 
+#include <redlock/client.hpp>
+
 #include <gtest/gtest.h>
 
 #include <boost/asio/post.hpp>
@@ -50,8 +52,9 @@ TEST(blocking_client, may_be_destroyed_by_a_handler_on_its_own_io_thread) {
     options.retry.max_attempts = 0;
     options.retry.wait_budget = std::chrono::seconds(5);
     std::promise<std::error_code> acquired;
-    async.async_acquire(
-        "k", options, [&](std::error_code ec, redlock::acquire_result) { acquired.set_value(ec); });
+    async.async_acquire("k", options, [&](boost::system::error_code ec, redlock::acquire_result) {
+        acquired.set_value(ec);
+    });
     std::promise<void> destroyed;
     boost::asio::post(async.get_executor(), [&] {
         owned.reset();
