@@ -55,6 +55,12 @@ public:
     extend_result extend(const lock& held, std::error_code& ec);
     release_result release(const lock& held, std::error_code& ec);
 
+    /// client::async_inspect: every node's view of `key`, waiting for each node up to
+    /// `timeout` (by default the connect_timeout plus 200 ms).
+    inspect_result inspect(std::string_view key, std::chrono::milliseconds timeout,
+                           std::error_code& ec);
+    inspect_result inspect(std::string_view key, std::error_code& ec);
+
     /// The seeds' `tryLock(key, ttl, wait, retries)`: up to `retries` retries after the first
     /// attempt, none starting later than `wait` after the call. Empty on failure, with `ec`.
     std::optional<lock> try_lock(std::string_view key, std::chrono::milliseconds ttl,

@@ -40,6 +40,7 @@ public:
     using acquire_signature = void(boost::system::error_code, acquire_result);
     using extend_signature = void(boost::system::error_code, extend_result);
     using release_signature = void(boost::system::error_code, release_result);
+    using inspect_signature = void(boost::system::error_code, inspect_result);
 
     /// Connects lazily, on the first command for each node.
     /// @throws std::system_error with errc::invalid_argument and the reason when `config`
@@ -125,6 +126,35 @@ public:
             token, held);
     }
 
+    /// Reads what every node holds for `key`, with read-only commands (GET and PTTL, pipelined
+    /// on each node's connection: a reader ACL user needs only +get, +pttl and +info) and
+    /// reports, per node, the holder's token, the remaining PTTL, whether and how the node
+    /// answered, and whether its votes count now (restart quarantine, same server as another
+    /// node). Waits for each node up to `timeout` (which includes a first connect), never
+    /// for longer. What `redlock status` prints.
+    ///
+    /// Errors: invalid_argument (a bad key or timeout), cancelled, client_closed; a node that
+    /// fails is a failure in its view only.
+    ///
+    /// @par Per-operation cancellation
+    /// All cancellation types: completes at once with errc::cancelled.
+    template <typename CompletionToken>
+    auto async_inspect(std::string_view key, std::chrono::milliseconds timeout,
+                       CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, inspect_signature>(
+            [this](auto handler, std::string key, std::chrono::milliseconds timeout) {
+                start_inspect(std::move(key), timeout, std::move(handler));
+            },
+            token, std::string(key), timeout);
+    }
+
+    /// Waits for each node up to the connect_timeout plus 200 ms: enough for a first connect
+    /// and one round trip on a local network.
+    template <typename CompletionToken>
+    auto async_inspect(std::string_view key, CompletionToken&& token) {
+        return async_inspect(key, default_inspect_timeout(), std::forward<CompletionToken>(token));
+    }
+
 private:
     friend class watchdog;
     friend struct detail::client_access;
@@ -136,6 +166,9 @@ private:
     void start_extend(lock held, std::chrono::milliseconds ttl,
                       boost::asio::any_completion_handler<extend_signature> handler);
     void start_release(lock held, boost::asio::any_completion_handler<release_signature> handler);
+    void start_inspect(std::string key, std::chrono::milliseconds timeout,
+                       boost::asio::any_completion_handler<inspect_signature> handler);
+    std::chrono::milliseconds default_inspect_timeout() const noexcept;
 
     executor_type executor_;
     std::shared_ptr<detail::client_impl> impl_;

@@ -94,6 +94,18 @@ release_result blocking_client::release(const lock& held, std::error_code& ec) {
         ec, [&](auto handler) { state_->coordinator->async_release(held, std::move(handler)); });
 }
 
+inspect_result blocking_client::inspect(std::string_view key, std::chrono::milliseconds timeout,
+                                        std::error_code& ec) {
+    return state_->wait<inspect_result>(ec, [&](auto handler) {
+        state_->coordinator->async_inspect(key, timeout, std::move(handler));
+    });
+}
+
+inspect_result blocking_client::inspect(std::string_view key, std::error_code& ec) {
+    return state_->wait<inspect_result>(
+        ec, [&](auto handler) { state_->coordinator->async_inspect(key, std::move(handler)); });
+}
+
 std::optional<lock> blocking_client::try_lock(std::string_view key, std::chrono::milliseconds ttl,
                                               std::chrono::milliseconds wait, unsigned retries,
                                               std::error_code& ec) {

@@ -4,6 +4,7 @@
 #include "core/validate.hpp"
 #include "operations/acquire_op.hpp"
 #include "operations/extend_release_traits.hpp"
+#include "operations/inspect_op.hpp"
 #include "operations/round_op.hpp"
 
 #include <boost/asio/post.hpp>
@@ -140,6 +141,28 @@ void client::start_release(lock held, asio::any_completion_handler<release_signa
     }
     const auto ttl = held.options().ttl;
     start_round<detail::release_traits>(impl_, std::move(held), ttl, std::move(done));
+}
+
+void client::start_inspect(std::string key, std::chrono::milliseconds timeout,
+                           asio::any_completion_handler<inspect_signature> handler) {
+    detail::completion<inspect_signature> done(std::move(handler), executor_);
+    auto why = detail::check_key(key);
+    if (why.empty() && (timeout.count() <= 0 || timeout > max_ttl)) {
+        why = "inspect timeout must be from 1 ms to max_ttl, not " +
+              std::to_string(timeout.count()) + " ms";
+    }
+    if (reject<inspect_result>(*impl_, std::move(why), done)) {
+        return;
+    }
+    asio::post(impl_->strand(), [impl = impl_, key = std::move(key), timeout,
+                                 done = std::move(done)]() mutable {
+        std::make_shared<detail::inspect_op>(impl, std::move(key), timeout, std::move(done))
+            ->start();
+    });
+}
+
+std::chrono::milliseconds client::default_inspect_timeout() const noexcept {
+    return impl_->config().connect_timeout + std::chrono::milliseconds(200);
 }
 
 } // namespace redlock

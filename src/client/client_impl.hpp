@@ -52,6 +52,7 @@ public:
     std::string next_token() { return env_.next_token(); }
     std::uint64_t next_random() { return jitter_(); }
     void log(log_level level, const std::string& message) const;
+    const client_config& config() const noexcept { return config_; }
 
     /// Every operation reports the options of the keys it acts on (an extend with the ttl it
     /// sets): the quarantine covers the largest ttl in use, with the largest drift, and a
