@@ -1,4 +1,10 @@
 #include <redlock/blocking_client.hpp>
+// Thread-per-request code includes the facade everywhere: it must not bring Asio or its
+// coroutine machinery along (docs/api.md, "Include cost").
+#if defined(BOOST_ASIO_AWAITABLE_HPP) || defined(BOOST_ASIO_CO_SPAWN_HPP) ||                       \
+    defined(BOOST_ASIO_ANY_IO_EXECUTOR_HPP) || defined(BOOST_ASIO_IO_CONTEXT_HPP)
+#error "blocking_client.hpp includes Asio"
+#endif
 
 #include <redlock/client.hpp>
 
