@@ -7,10 +7,12 @@
 #include <redlock/error.hpp>
 #include <redlock/fencing.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/locked.hpp>
 #include <redlock/metrics.hpp>
 #include <redlock/node_address.hpp>
 #include <redlock/scoped_lock.hpp>
 #include <redlock/vote.hpp>
 #include <redlock/watchdog.hpp>
+#include <redlock/with_lock.hpp>
 
 #endif

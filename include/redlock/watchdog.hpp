@@ -7,6 +7,7 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -38,7 +39,8 @@ std::string check_renewal_options(const renewal_options& options);
 class watchdog {
 public:
     using clock = std::chrono::steady_clock;
-    using loss_handler = std::function<void(std::error_code)>;
+    /// A handler taking std::error_code works too (the error converts).
+    using loss_handler = std::function<void(boost::system::error_code)>;
 
     /// Starts renewing `held`, which must have been acquired through `owner`.
     /// @throws std::system_error with errc::invalid_argument when check_renewal_options()
