@@ -3,6 +3,7 @@
 
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
+#include <redlock/export.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/watchdog.hpp>
 #include <redlock/with_lock.hpp>
@@ -22,7 +23,7 @@ namespace redlock {
 /// every call blocks the calling thread until its operation completes. Safe to call from
 /// many threads at once; calls from inside a handler running on its own I/O thread are
 /// refused with errc::invalid_argument (they would deadlock).
-class blocking_client {
+class REDLOCK_API blocking_client {
 public:
     /// @throws std::system_error with errc::invalid_argument when `config` is invalid.
     explicit blocking_client(client_config config);

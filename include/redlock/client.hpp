@@ -3,6 +3,7 @@
 
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 #include <redlock/lock.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -29,7 +30,7 @@ class watchdog;
 /// Completion tokens: any Asio token works (callbacks, `asio::use_future`,
 /// `asio::use_awaitable`, `asio::deferred`). Handlers run on their associated executor.
 /// Thread safety: the initiating functions may be called from any thread.
-class client {
+class REDLOCK_API client {
 public:
     using executor_type = boost::asio::any_io_executor;
     using acquire_signature = void(std::error_code, acquire_result);

@@ -1,6 +1,8 @@
 #ifndef REDLOCK_ERROR_HPP
 #define REDLOCK_ERROR_HPP
 
+#include <redlock/export.hpp>
+
 #include <system_error>
 #include <type_traits>
 
@@ -46,7 +48,7 @@ enum class errc {
 };
 
 /// The category of every error_code this library produces.
-const std::error_category& error_category() noexcept;
+REDLOCK_API const std::error_category& error_category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};

@@ -2,6 +2,7 @@
 #define REDLOCK_LOCK_HPP
 
 #include <redlock/config.hpp>
+#include <redlock/export.hpp>
 #include <redlock/vote.hpp>
 
 #include <chrono>
@@ -13,7 +14,7 @@ namespace redlock {
 
 /// A lock granted by a quorum. A plain value: copying it does not copy ownership in
 /// any meaningful sense, it only copies what release and extend need (key and token).
-class lock {
+class REDLOCK_API lock {
 public:
     using clock = std::chrono::steady_clock;
 

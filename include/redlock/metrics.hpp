@@ -1,6 +1,8 @@
 #ifndef REDLOCK_METRICS_HPP
 #define REDLOCK_METRICS_HPP
 
+#include <redlock/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +18,7 @@ namespace redlock {
 
 /// What a client reports as it works; implement the members you care about. Called on the
 /// client's strand: keep each call short and never block.
-class metrics_observer {
+class REDLOCK_API metrics_observer {
 public:
     virtual ~metrics_observer() = default;
 
@@ -38,11 +40,11 @@ public:
 
 /// The snake_case name used as a metric label for an outcome: "ok", "contention",
 /// "quorum_unreachable", ..., or "other" for errors of other categories.
-std::string_view outcome_label(std::error_code error);
+REDLOCK_API std::string_view outcome_label(std::error_code error);
 
 /// A metrics_observer that keeps counters and histograms and renders them in the Prometheus
 /// text exposition format (version 0.0.4). Thread-safe: render() may run on any thread.
-class prometheus_metrics final : public metrics_observer {
+class REDLOCK_API prometheus_metrics final : public metrics_observer {
 public:
     /// `node_labels[i]` is the `node` label of node i, e.g. client_config::nodes. A label that
     /// is a node address with credentials is shown as its host:port (node_address::display()),

@@ -1,6 +1,8 @@
 #ifndef REDLOCK_NODE_ADDRESS_HPP
 #define REDLOCK_NODE_ADDRESS_HPP
 
+#include <redlock/export.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -9,7 +11,7 @@
 namespace redlock {
 
 /// Where one Redis master lives and how to log in to it.
-struct node_address {
+struct REDLOCK_API node_address {
     enum class transport { tcp, unix_socket };
 
     transport kind = transport::tcp;
@@ -42,7 +44,8 @@ struct node_address {
 /// A unix socket path must fit sockaddr_un (107 bytes); a longer one is refused, never cut.
 /// On failure returns errc::invalid_argument and puts the reason in `why`, which never
 /// contains the password.
-std::error_code parse_node_address(std::string_view text, node_address& out, std::string& why);
+REDLOCK_API std::error_code parse_node_address(std::string_view text, node_address& out,
+                                               std::string& why);
 
 } // namespace redlock
 

@@ -5,6 +5,7 @@
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 #include <redlock/fencing.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/metrics.hpp>

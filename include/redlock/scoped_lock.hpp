@@ -2,6 +2,7 @@
 #define REDLOCK_SCOPED_LOCK_HPP
 
 #include <redlock/blocking_client.hpp>
+#include <redlock/export.hpp>
 #include <redlock/lock.hpp>
 
 #include <string_view>
@@ -12,7 +13,7 @@ namespace redlock {
 /// Holds a lock for a scope and releases it when the scope ends. Its destructor never
 /// throws: a failed release there is swallowed (the key expires by its TTL), so call
 /// release() explicitly where the outcome matters, e.g. to learn of a lock_lost.
-class scoped_lock {
+class REDLOCK_API scoped_lock {
 public:
     scoped_lock() = default;
     /// Acquires; on failure owns_lock() is false and `ec` says why.
