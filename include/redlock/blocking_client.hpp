@@ -34,9 +34,13 @@ public:
     blocking_client(const blocking_client&) = delete;
     blocking_client& operator=(const blocking_client&) = delete;
 
+    /// client::async_acquire, waited for: the error goes to `ec`, the result is returned.
     acquire_result acquire(std::string_view key, const lock_options& options, std::error_code& ec);
+    /// client::async_extend to `ttl` from now, waited for; the error goes to `ec`.
     extend_result extend(const lock& held, std::chrono::milliseconds ttl, std::error_code& ec);
+    /// Extends by the ttl the lock was acquired with, waited for; the error goes to `ec`.
     extend_result extend(const lock& held, std::error_code& ec);
+    /// client::async_release, waited for; the error goes to `ec`.
     release_result release(const lock& held, std::error_code& ec);
 
     /// The seeds' `tryLock(key, ttl, wait, retries)`: up to `retries` retries after the first

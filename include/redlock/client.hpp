@@ -32,9 +32,13 @@ class watchdog;
 /// Thread safety: the initiating functions may be called from any thread.
 class REDLOCK_API client {
 public:
+    /// The executor given at construction; handlers without one of their own run on it.
     using executor_type = boost::asio::any_io_executor;
+    /// Completion signature of async_acquire.
     using acquire_signature = void(std::error_code, acquire_result);
+    /// Completion signature of async_extend.
     using extend_signature = void(std::error_code, extend_result);
+    /// Completion signature of async_release.
     using release_signature = void(std::error_code, release_result);
 
     /// Connects lazily, on the first command for each node.
@@ -47,7 +51,9 @@ public:
     client(const client&) = delete;
     client& operator=(const client&) = delete;
 
+    /// The executor given at construction.
     executor_type get_executor() const noexcept { return executor_; }
+    /// The number of nodes in client_config::nodes.
     std::size_t node_count() const noexcept;
     /// node_count() / 2 + 1.
     std::size_t quorum() const noexcept;

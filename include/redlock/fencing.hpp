@@ -24,9 +24,10 @@ REDLOCK_API std::string fencing_counter_key(std::string_view lock_key);
 /// through it too: a newer holder's read then fences off an older holder's late write.
 /// Fall back to EVAL with the text on NOSCRIPT.
 struct fenced_call_script {
-    std::string_view text;
-    std::string_view sha1;
+    std::string_view text; ///< The Lua source, for EVAL and SCRIPT LOAD.
+    std::string_view sha1; ///< Its SHA1 digest in hex, for EVALSHA.
 };
+/// The script of lua/fenced_call.lua, embedded in the library.
 REDLOCK_API fenced_call_script fenced_call() noexcept;
 
 } // namespace redlock

@@ -16,14 +16,19 @@ namespace redlock {
 /// any meaningful sense, it only copies what release and extend need (key and token).
 class REDLOCK_API lock {
 public:
+    /// The monotonic clock validity is measured on.
     using clock = std::chrono::steady_clock;
 
+    /// An empty lock: held() is false.
     lock() = default;
+    /// A lock as a grant makes it. Built by hand (from a key and token kept elsewhere), it can
+    /// be extended or released by a client, whose nodes still check the token.
     lock(std::string key, std::string token, clock::time_point valid_until, lock_options options,
          std::uint64_t fencing_token = 0);
 
     /// False for a default-constructed lock or the lock slot of a failed acquire.
     bool held() const noexcept { return !token_.empty(); }
+    /// The key locked on every node.
     const std::string& key() const noexcept { return key_; }
     /// 128 random bits, hex encoded; the same on every node.
     const std::string& token() const noexcept { return token_; }
@@ -50,9 +55,11 @@ private:
 
 /// What async_acquire reports. `lock` is held only when the error is empty.
 struct acquire_result {
+    /// The granted lock; empty (not held()) on failure.
     redlock::lock lock;
     /// Votes of the last attempt, one per node in node order.
     std::vector<node_vote> votes;
+    /// Attempts made, the first included.
     unsigned attempts = 0;
     /// A human-readable explanation of a failure (which argument, which nodes).
     std::string message;
@@ -60,8 +67,11 @@ struct acquire_result {
 
 /// What async_extend reports. On success `lock` carries the new validity.
 struct extend_result {
+    /// The lock with its new validity on success.
     redlock::lock lock;
+    /// One vote per node, in node order.
     std::vector<node_vote> votes;
+    /// A human-readable explanation of a failure.
     std::string message;
 };
 
@@ -69,7 +79,9 @@ struct extend_result {
 struct release_result {
     /// Nodes on which our token was found and deleted.
     std::size_t released = 0;
+    /// One vote per node, in node order.
     std::vector<node_vote> votes;
+    /// A human-readable explanation of a failure.
     std::string message;
 };
 

@@ -51,6 +51,7 @@ public:
     /// never with the user or password; host:port and names of your own stay as given.
     explicit prometheus_metrics(std::vector<std::string> node_labels);
 
+    /// Everything observed so far, in the Prometheus text format.
     std::string render() const;
 
     void on_acquire(std::error_code, std::chrono::nanoseconds, unsigned) override;
@@ -62,12 +63,14 @@ public:
 
     /// Fixed buckets, in seconds: a histogram as Prometheus counts it.
     struct histogram {
+        /// Empty, with these upper bounds (ascending).
         explicit histogram(std::vector<double> bounds);
+        /// Counts `seconds` in the first bucket whose bound is at least as large.
         void observe(double seconds);
-        std::vector<double> bounds;
+        std::vector<double> bounds;        ///< upper bound of each bucket, ascending
         std::vector<std::uint64_t> counts; ///< per bucket, not cumulative
-        std::uint64_t count = 0;
-        double sum = 0;
+        std::uint64_t count = 0;           ///< observations, those above every bound included
+        double sum = 0;                    ///< of all observations
     };
 
 private:

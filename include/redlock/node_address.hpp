@@ -12,16 +12,20 @@ namespace redlock {
 
 /// Where one Redis master lives and how to log in to it.
 struct REDLOCK_API node_address {
-    enum class transport { tcp, unix_socket };
+    /// How the node is reached.
+    enum class transport {
+        tcp,         ///< host and port, plain or TLS
+        unix_socket, ///< a unix domain socket at path
+    };
 
-    transport kind = transport::tcp;
-    std::string host; ///< tcp: host name, IPv4 or IPv6 literal (without brackets)
-    std::uint16_t port = 6379;
-    std::string path;     ///< unix_socket: path of the socket
-    std::string user;     ///< ACL user; empty means the default user
-    std::string password; ///< empty means no AUTH
-    int db = 0;           ///< SELECTed on every (re)connect when not 0
-    bool tls = false;     ///< tcp only: `rediss://`, TLS as configured in client_config::tls
+    transport kind = transport::tcp; ///< which of the fields below apply
+    std::string host;                ///< tcp: host name, IPv4 or IPv6 literal (without brackets)
+    std::uint16_t port = 6379;       ///< tcp: the port
+    std::string path;                ///< unix_socket: path of the socket
+    std::string user;                ///< ACL user; empty means the default user
+    std::string password;            ///< empty means no AUTH
+    int db = 0;                      ///< SELECTed on every (re)connect when not 0
+    bool tls = false; ///< tcp only: `rediss://`, TLS as configured in client_config::tls
 
     /// `host:port` or `unix:///path`, without credentials: safe for logs and metrics labels,
     /// and parses back to the same server.

@@ -14,4 +14,12 @@
 #include <redlock/vote.hpp>
 #include <redlock/watchdog.hpp>
 
+/// @file
+/// Every public header of the library at once.
+
+/// @namespace redlock
+/// Distributed locks on N independent Redis masters (the Redlock algorithm): client for
+/// asynchronous use, blocking_client for thread-per-request code, scoped_lock, watchdog and
+/// with_lock for holding a lock while work runs.
+
 #endif

@@ -38,7 +38,9 @@ REDLOCK_API std::string check_renewal_options(const renewal_options& options);
 /// All member functions may be called from any thread.
 class REDLOCK_API watchdog {
 public:
+    /// The monotonic clock validity is measured on.
     using clock = std::chrono::steady_clock;
+    /// Called once with the reason when the lock can no longer be trusted (see above).
     using loss_handler = std::function<void(std::error_code)>;
 
     /// Starts renewing `held`, which must have been acquired through `owner`.

@@ -29,15 +29,17 @@ namespace redlock {
 /// to end and the work finished; `value` holds what the work returned.
 template <typename T>
 struct locked {
-    std::error_code error;
-    std::string message;
-    std::optional<T> value;
+    std::error_code error;  ///< lock_lost, cancelled, or why the acquire failed
+    std::string message;    ///< a human-readable explanation of the error
+    std::optional<T> value; ///< what the work returned; empty on error
 };
 
+/// The outcome of work without a value run under a lock: `error` is empty when the lock was
+/// held from start to end and the work finished.
 template <>
 struct locked<void> {
-    std::error_code error;
-    std::string message;
+    std::error_code error; ///< lock_lost, cancelled, or why the acquire failed
+    std::string message;   ///< a human-readable explanation of the error
 };
 
 namespace detail {
