@@ -5,8 +5,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
-packages=(build-essential cmake pkg-config libboost1.81-dev libhiredis-dev libssl-dev openssl libgtest-dev doxygen
-          libbenchmark-dev redis-server redis-tools clang-14 libclang-rt-14-dev)
+packages=(build-essential cmake pkg-config libboost1.81-dev libboost-program-options1.81-dev
+          libhiredis-dev libssl-dev openssl libgtest-dev libbenchmark-dev redis-server redis-tools
+          clang-14 libclang-rt-14-dev doxygen)
 # EXTRA_PACKAGES: more for a caller (bench/compare.sh); SETUP_SKIP_BUILD=1: packages only.
 read -r -a extra <<< "${EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")

@@ -25,6 +25,10 @@ enum class errc {
     cancelled,
     /// An argument or option was rejected before anything was sent to a node.
     invalid_argument,
+    /// No quorum only because nodes that restarted recently may not vote yet (restart
+    /// quarantine, see quarantine_options): with theirs, the grants were a majority. Their
+    /// votes say when they count again; retrying after that can succeed.
+    nodes_quarantined,
 
     // Per-node outcomes.
     /// The node did not answer within the per-node timeout.

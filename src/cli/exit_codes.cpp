@@ -11,6 +11,9 @@ int exit_for(std::error_code error) {
     if (error == errc::contention || error == errc::validity_expired) {
         return exit_not_acquired;
     }
+    if (error == errc::nodes_quarantined) {
+        return exit_not_acquired;
+    }
     if (error == errc::quorum_unreachable) {
         return exit_unreachable;
     }

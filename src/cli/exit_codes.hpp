@@ -12,7 +12,8 @@ enum exit_code : int {
     exit_usage = 64,           ///< bad command line (EX_USAGE)
     exit_unreachable = 69,     ///< too few nodes reachable for a quorum (EX_UNAVAILABLE)
     exit_internal = 70,        ///< unexpected failure (EX_SOFTWARE)
-    exit_not_acquired = 75,    ///< held by another, or granted too slowly (EX_TEMPFAIL)
+    exit_not_acquired = 75,    ///< held by another, granted too slowly, or too many nodes
+                               ///< in restart quarantine (EX_TEMPFAIL: try again later)
     exit_lock_lost = 79,       ///< the lock was lost, or the token does not hold it
     exit_command_failed = 127, ///< run: the command could not be started
 };

@@ -47,7 +47,8 @@ lock lock_from_arguments(const options& o) {
 
 bool expect_arguments(const options& o, std::size_t count, const char* shape) {
     if (o.positional.size() != count) {
-        std::cerr << "redlock " << o.command << ": expected " << shape << " (see redlock --help)\n";
+        std::cerr << "redlock " << o.command << ": expected " << shape << " (see redlock "
+                  << o.command << " --help)\n";
         return false;
     }
     return true;

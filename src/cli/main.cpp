@@ -20,16 +20,12 @@ int main(int argc, char** argv) {
         return exit_usage;
     }
     if (o->command == "help") {
-        std::cout << usage();
+        std::cout << help_text(o->help_topic);
         return exit_ok;
     }
-    static const std::map<std::string, int (*)(const options&)> commands{
-        {"run", run_command},         {"acquire", acquire_command}, {"extend", extend_command},
-        {"release", release_command}, {"status", status_command},   {"demo", demo_command}};
-    const auto command = commands.find(o->command);
-    if (command == commands.end()) {
-        std::cerr << "redlock: unknown command \"" << o->command << "\" (see redlock --help)\n";
-        return exit_usage;
+    if (o->command == "version") {
+        std::cout << "redlock " << REDLOCK_VERSION << "\n";
+        return exit_ok;
     }
     if (!load_credentials(*o, std::getenv("REDLOCK_PASSWORD"), error)) {
         std::cerr << "redlock: " << error << "\n";
@@ -53,8 +49,12 @@ int main(int argc, char** argv) {
         // run keeps the default, which its command inherits.
         std::signal(SIGPIPE, SIG_IGN);
     }
+    // parse_options let only these through.
+    static const std::map<std::string, int (*)(const options&)> commands{
+        {"run", run_command},         {"acquire", acquire_command}, {"extend", extend_command},
+        {"release", release_command}, {"status", status_command},   {"demo", demo_command}};
     try {
-        return command->second(*o);
+        return commands.at(o->command)(*o);
     } catch (const std::system_error& e) {
         std::cerr << "redlock: " << printable(e.what()) << "\n";
         return e.code() == redlock::errc::invalid_argument ? exit_usage : exit_internal;

@@ -4,11 +4,13 @@
 
 #include <redlock/node_address.hpp>
 
+#include <boost/program_options.hpp>
+
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <fcntl.h>
-#include <limits>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,33 +19,114 @@ namespace redlock::cli {
 
 using std::chrono::milliseconds;
 
-std::optional<milliseconds> parse_duration(std::string_view text) {
-    long long value = 0;
-    const auto* end = text.data() + text.size();
-    auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (ec != std::errc{} || ptr == text.data() || value < 0) {
-        return std::nullopt;
-    }
-    const std::string_view unit(ptr, static_cast<std::size_t>(end - ptr));
-    long long scale = 0;
+namespace {
+
+/// Milliseconds per unit of a duration; 0 for an unknown unit.
+long long milliseconds_per(std::string_view unit) {
     if (unit == "ms") {
-        scale = 1;
-    } else if (unit == "s" || unit.empty()) {
-        scale = 1000;
-    } else if (unit == "m") {
-        scale = 60'000;
-    } else if (unit == "h") {
-        scale = 3'600'000;
-    } else {
+        return 1;
+    }
+    if (unit == "s" || unit.empty()) {
+        return 1000;
+    }
+    if (unit == "m") {
+        return 60'000;
+    }
+    if (unit == "h") {
+        return 3'600'000;
+    }
+    return 0;
+}
+
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+bool is_letter(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+} // namespace
+
+std::optional<milliseconds> parse_duration(std::string_view text, std::string& why) {
+    const std::string over_the_limit =
+        "is over the limit of " + std::to_string(max_duration.count()) + "ms (about 24 days)";
+    if (text.size() > 1 && text[0] == '-' && (is_digit(text[1]) || text[1] == '.')) {
+        why = "is negative";
         return std::nullopt;
     }
-    if (value > std::numeric_limits<long long>::max() / scale) {
+    // Decimal digits, an optional fraction, a unit: counted in integers, never in floating
+    // point, so that 0.1s is exactly 100ms and no "nan" or "inf" can get in.
+    std::size_t at = 0;
+    while (at < text.size() && is_digit(text[at])) {
+        ++at;
+    }
+    const std::string_view whole = text.substr(0, at);
+    std::string_view fraction;
+    if (at < text.size() && text[at] == '.') {
+        const std::size_t begin = ++at;
+        while (at < text.size() && is_digit(text[at])) {
+            ++at;
+        }
+        fraction = text.substr(begin, at - begin);
+    }
+    const std::string_view unit = text.substr(at);
+    const bool has_number = !whole.empty() || !fraction.empty();
+    const long long scale = milliseconds_per(unit);
+    if (!has_number || scale == 0) {
+        if (has_number && unit.size() > 1 && (unit[0] == 'e' || unit[0] == 'E') &&
+            (is_digit(unit[1]) || unit[1] == '+' || unit[1] == '-')) {
+            why = "has an exponent: write the number out (1e3s: 1000s)";
+        } else if (has_number && std::all_of(unit.begin(), unit.end(), is_letter)) {
+            why = "has an unknown unit \"" + std::string(unit) + "\" (ms, s, m or h)";
+        } else {
+            why = "is not a duration (examples: 500ms, 1.5s, 2m, 1h)";
+        }
         return std::nullopt;
     }
-    return milliseconds(value * scale);
+
+    long long count = 0; // of the unit, before the point
+    if (!whole.empty()) {
+        const auto parsed = std::from_chars(whole.data(), whole.data() + whole.size(), count);
+        if (parsed.ec != std::errc{} || count > max_duration.count() / scale) {
+            why = over_the_limit;
+            return std::nullopt;
+        }
+    }
+    // Trailing zeros say nothing. A fraction of more than 7 significant decimals is never a
+    // whole number of milliseconds, not even of an hour (3,600,000 ms = 2^7 * 3^2 * 5^5 ms).
+    while (!fraction.empty() && fraction.back() == '0') {
+        fraction.remove_suffix(1);
+    }
+    const std::string finer_than_a_millisecond =
+        "is not a whole number of milliseconds (durations count in ms)";
+    constexpr std::size_t most_decimals = 7;
+    if (fraction.size() > most_decimals) {
+        why = finer_than_a_millisecond;
+        return std::nullopt;
+    }
+    long long numerator = 0;
+    long long denominator = 1;
+    for (const char digit : fraction) {
+        numerator = numerator * 10 + (digit - '0');
+        denominator *= 10;
+    }
+    if (numerator * scale % denominator != 0) {
+        why = finer_than_a_millisecond;
+        return std::nullopt;
+    }
+    const long long fraction_ms = numerator * scale / denominator;
+    const milliseconds total(count * scale + fraction_ms);
+    if (total > max_duration) {
+        why = over_the_limit;
+        return std::nullopt;
+    }
+    return total;
 }
 
 namespace {
+
+namespace po = boost::program_options;
 
 std::vector<std::string> split_nodes(std::string_view list) {
     std::vector<std::string> nodes;
@@ -75,13 +158,411 @@ std::optional<int> parse_signal(std::string_view name) {
     return std::nullopt;
 }
 
-std::optional<unsigned> parse_count(std::string_view text, unsigned max) {
-    unsigned value = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || ptr != text.data() + text.size() || value > max) {
-        return std::nullopt;
+// Each subcommand is a bit, so that an option can say where it applies.
+enum subcommand_bit : unsigned {
+    for_run = 1U << 0,
+    for_acquire = 1U << 1,
+    for_extend = 1U << 2,
+    for_release = 1U << 3,
+    for_status = 1U << 4,
+    for_demo = 1U << 5,
+};
+/// The options that make the client: which nodes, how to reach them, how to count their
+/// votes, how much to say. Every subcommand takes them, so that one set serves every call of
+/// a script, even where one of them changes nothing (--no-quarantine for status).
+constexpr unsigned for_every_command =
+    for_run | for_acquire | for_extend | for_release | for_status | for_demo;
+
+struct subcommand {
+    std::string_view name;
+    std::string_view arguments; ///< what follows [options] on its usage line
+    std::string_view summary;   ///< its line in the overview
+    std::string_view details;   ///< the paragraph of its own help
+    unsigned bit;
+};
+
+constexpr subcommand subcommands[] = {
+    {"run", "KEY -- COMMAND [ARGS...]", "run COMMAND while holding KEY",
+     "Acquires KEY (retrying per --wait and --retries), starts COMMAND in its own\n"
+     "process group with $REDLOCK_KEY and $REDLOCK_TOKEN set, renews the lock every\n"
+     "ttl/3 while it runs, releases it when COMMAND exits, and exits with COMMAND's\n"
+     "status. If the lock is lost, the process group gets --on-loss, then SIGKILL\n"
+     "after --grace, and redlock exits 79. The -- before COMMAND is required.",
+     for_run},
+    {"acquire", "KEY", "take KEY, print its token",
+     "Takes KEY (retrying per --wait and --retries) and prints its token on stdout,\n"
+     "then, with --fence, the fencing token. Nothing renews the lock: it stays until\n"
+     "released or expired.",
+     for_acquire},
+    {"extend", "KEY TOKEN", "push KEY's expiry to --ttl from now",
+     "Sets the expiry of KEY to --ttl from now on every node where TOKEN still holds\n"
+     "it; exits 79 unless a quorum of nodes does.",
+     for_extend},
+    {"release", "KEY TOKEN", "release KEY if TOKEN still holds it",
+     "Deletes KEY on every node where TOKEN holds it (never another holder's); exits\n"
+     "79 when TOKEN does not hold KEY.",
+     for_release},
+    {"status", "KEY [TOKEN]", "show KEY on every node",
+     "Reads KEY on every node and shows, per node, whether it is free or held (the\n"
+     "token, the time left), refused or unreachable; with TOKEN, whether each node\n"
+     "holds that token. Exits 69 when fewer than a quorum could answer, and with\n"
+     "TOKEN, 79 unless a quorum holds it.",
+     for_status},
+    {"demo", "", "replay the flash-sale incident",
+     "Sells --stock units to --buyers concurrent buyers on --instances simulated\n"
+     "service instances, once per lock strategy, and prints the orders, units\n"
+     "oversold and locks lost of each. The stock lives on the first node; the\n"
+     "demo's keys are removed afterwards.",
+     for_demo},
+};
+
+const subcommand* find_subcommand(std::string_view name) {
+    for (const auto& s : subcommands) {
+        if (s.name == name) {
+            return &s;
+        }
     }
-    return value;
+    return nullptr;
+}
+
+/// "run, acquire or extend": the subcommands in `where`.
+std::string subcommand_names(unsigned where) {
+    std::vector<std::string_view> names;
+    for (const auto& s : subcommands) {
+        if ((where & s.bit) != 0) {
+            names.push_back(s.name);
+        }
+    }
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+    }
+    return text;
+}
+
+/// How one option's value lands in `options`; false, with `error`, when it does not fit.
+/// `flag` names the option in messages (`--ttl`); flags get an empty `value`.
+using option_setter = bool (*)(options& o, const std::string& flag, const std::string& value,
+                               std::string& error);
+
+template <milliseconds options::*field>
+bool set_duration(options& o, const std::string& flag, const std::string& value,
+                  std::string& error) {
+    std::string why;
+    const auto d = parse_duration(value, why);
+    if (!d) {
+        error = flag + ": \"" + value + "\" " + why;
+        return false;
+    }
+    o.*field = *d;
+    return true;
+}
+
+template <unsigned options::*field, unsigned least, unsigned most>
+bool set_count(options& o, const std::string& flag, const std::string& value, std::string& error) {
+    unsigned count = 0;
+    const auto* end = value.data() + value.size();
+    const auto parsed = std::from_chars(value.data(), end, count);
+    if (parsed.ec != std::errc{} || parsed.ptr != end || count < least || count > most) {
+        error = flag + ": \"" + value + "\" is not a whole number from " + std::to_string(least) +
+                " to " + std::to_string(most);
+        return false;
+    }
+    o.*field = count;
+    return true;
+}
+
+/// A name (of a file, a server): empty would only fail later, and less clearly.
+bool set_name(std::string& field, const std::string& flag, const std::string& value,
+              std::string& error) {
+    if (value.empty()) {
+        error = flag + " needs a non-empty value";
+        return false;
+    }
+    field = value;
+    return true;
+}
+
+template <std::string options::*field>
+bool set_text(options& o, const std::string& flag, const std::string& value, std::string& error) {
+    return set_name(o.*field, flag, value, error);
+}
+
+template <std::string tls_options::*field>
+bool set_tls_text(options& o, const std::string& flag, const std::string& value,
+                  std::string& error) {
+    return set_name(o.tls.*field, flag, value, error);
+}
+
+template <bool options::*field, bool to>
+bool set_flag(options& o, const std::string&, const std::string&, std::string&) {
+    o.*field = to;
+    return true;
+}
+
+bool set_nodes(options& o, const std::string&, const std::string& value, std::string&) {
+    o.nodes = split_nodes(value);
+    return true;
+}
+
+bool set_loss_signal(options& o, const std::string& flag, const std::string& value,
+                     std::string& error) {
+    const auto number = parse_signal(value);
+    if (!number) {
+        error = flag + ": unknown signal \"" + value +
+                "\" (TERM, INT, HUP, KILL, USR1, USR2, QUIT or none)";
+        return false;
+    }
+    o.loss_signal = *number;
+    return true;
+}
+
+bool set_insecure(options& o, const std::string&, const std::string&, std::string&) {
+    o.tls.dangerously_skip_verification = true;
+    return true;
+}
+
+struct option_spec {
+    const char* names;      ///< as program_options takes them: "ttl,t"
+    const char* value_name; ///< in the help: DUR, N, FILE...; empty for a flag
+    unsigned applies_to;    ///< subcommand bits
+    const char* description;
+    option_setter set;
+};
+
+const option_spec option_specs[] = {
+    {"nodes,n", "LIST", for_every_command,
+     "comma-separated masters: host:port, redis://user:pass@host:port/db, rediss://..., "
+     "unix:///path (default: $REDLOCK_NODES, else 127.0.0.1:7001-7005)",
+     set_nodes},
+    {"password-file", "FILE", for_every_command,
+     "password for every node whose address has none: the first line of FILE (default: "
+     "$REDLOCK_PASSWORD); keeps it out of argv",
+     set_text<&options::password_file>},
+    {"tls-ca", "FILE", for_every_command,
+     "CA certificates (PEM) that rediss:// nodes are checked against (default: the system's "
+     "trust store)",
+     set_tls_text<&tls_options::ca_file>},
+    {"tls-ca-dir", "DIR", for_every_command, "directory of hashed CA certificates (openssl rehash)",
+     set_tls_text<&tls_options::ca_directory>},
+    {"tls-cert", "FILE", for_every_command,
+     "client certificate (PEM) for nodes that require mutual TLS; goes with --tls-key",
+     set_tls_text<&tls_options::certificate_file>},
+    {"tls-key", "FILE", for_every_command, "the client certificate's private key (PEM)",
+     set_tls_text<&tls_options::private_key_file>},
+    {"tls-server-name", "NAME", for_every_command,
+     "name sent as SNI and required in the nodes' certificates (default: each node's host)",
+     set_tls_text<&tls_options::server_name>},
+    {"tls-insecure-skip-verify", "", for_every_command,
+     "accept any certificate: anyone in the middle can take, hold or steal every lock. "
+     "Throwaway test setups only; warns on every run",
+     set_insecure},
+    {"no-quarantine", "", for_every_command,
+     "count the votes of nodes restarted within the TTL (unsafe: a node restarted without "
+     "persistence forgot its locks); for test setups that restart nodes",
+     set_flag<&options::quarantine, false>},
+    {"quiet,q", "", for_every_command,
+     "none of redlock's notes on stderr (usage errors and the --tls-insecure-skip-verify "
+     "warning still show)",
+     set_flag<&options::quiet, true>},
+    {"ttl,t", "DUR", for_run | for_acquire | for_extend,
+     "lock expiry (default 30s); run renews every ttl/3, extend sets the expiry to this from "
+     "now",
+     set_duration<&options::ttl>},
+    {"wait,w", "DUR", for_run | for_acquire,
+     "keep retrying this long while the lock is busy (default 0: one try)",
+     set_duration<&options::wait>},
+    {"retries,r", "N", for_run | for_acquire,
+     "retries after the first attempt (default 0; with --wait, a cap)",
+     set_count<&options::retries, 0, 1'000'000>},
+    {"node-timeout", "DUR", for_run | for_acquire | for_extend | for_release | for_status,
+     "per-node answer bound (default 50ms; status waits at least 200ms)",
+     set_duration<&options::node_timeout>},
+    {"fence", "", for_run | for_acquire,
+     "also take a fencing token, higher than any earlier holder's: acquire prints it after "
+     "the token, run exports it as $REDLOCK_FENCING_TOKEN",
+     set_flag<&options::fence, true>},
+    {"on-loss", "SIG", for_run,
+     "signal for the command's process group when the lock is lost: TERM (default), INT, "
+     "HUP, KILL, USR1, USR2, QUIT, or none (then only exit 79 once the command ends)",
+     set_loss_signal},
+    {"grace", "DUR", for_run, "then SIGKILL after this (default 5s)",
+     set_duration<&options::grace>},
+    {"buyers", "N", for_demo, "concurrent buyers (default 200)",
+     set_count<&options::buyers, 1, 5000>},
+    {"stock", "N", for_demo, "units for sale (default 100)",
+     set_count<&options::stock, 0, 1'000'000>},
+    {"instances", "N", for_demo, "simulated service instances (default 6)",
+     set_count<&options::instances, 1, 64>},
+};
+
+/// "ttl" of "ttl,t": the key program_options gives a parsed option.
+std::string_view long_name(const option_spec& spec) {
+    const std::string_view names = spec.names;
+    return names.substr(0, names.find(','));
+}
+
+const option_spec* find_option(std::string_view key) {
+    for (const auto& spec : option_specs) {
+        if (long_name(spec) == key) {
+            return &spec;
+        }
+    }
+    return nullptr;
+}
+
+void describe(po::options_description& into, const option_spec& spec) {
+    if (*spec.value_name != '\0') {
+        into.add_options()(spec.names, po::value<std::string>()->value_name(spec.value_name),
+                           spec.description);
+    } else {
+        into.add_options()(spec.names, spec.description);
+    }
+}
+
+/// Every option, for parsing: one that a subcommand does not take is still recognised (and
+/// its value consumed), so that the error can say where it belongs.
+const po::options_description& every_option() {
+    static const po::options_description all = [] {
+        po::options_description d;
+        d.add_options()("help,h", "this help; with a subcommand, that subcommand's")(
+            "version,V", "print the version");
+        for (const auto& spec : option_specs) {
+            describe(d, spec);
+        }
+        return d;
+    }();
+    return all;
+}
+
+/// GNU getopt's forms (-t 30s, -t30s, --ttl 30s, --ttl=30s, -qt 30s), but no abbreviations:
+/// with them, --no would mean --no-quarantine until a second --no-something came along.
+constexpr int command_line_style =
+    po::command_line_style::unix_style & ~po::command_line_style::allow_guessing;
+
+/// How program_options refused an option's value, said the way the other errors are.
+std::string syntax_error(const po::invalid_command_line_syntax& e) {
+    const std::string option = e.get_option_name();
+    switch (e.kind()) {
+    case po::invalid_syntax::missing_parameter:
+        return option + " needs a value";
+    case po::invalid_syntax::extra_parameter:
+        return option + " takes no value";
+    case po::invalid_syntax::empty_adjacent_parameter:
+        return option + " needs a value after the =";
+    default:
+        return std::string(e.what()) + " (see redlock --help)";
+    }
+}
+
+/// An option program_options does not know, as the user wrote it: it keeps a long option's
+/// name without the dashes, a short one with its dash.
+std::string unknown_name(const po::option& unknown) {
+    const bool long_form =
+        !unknown.original_tokens.empty() && unknown.original_tokens.front().starts_with("--");
+    return long_form ? "--" + unknown.string_key : unknown.string_key;
+}
+
+bool is_positional(const po::option& parsed) {
+    return parsed.position_key >= 0;
+}
+
+/// Whether `parsed` took its value from the next word, and that word is one of our long
+/// options: `--ttl --wait 5s`. program_options refuses a short option there (`--ttl -w 5s`)
+/// but takes a long one as the value.
+bool took_an_option_as_value(const po::option& parsed) {
+    if (parsed.original_tokens.size() < 2 || !parsed.value.front().starts_with("--")) {
+        return false;
+    }
+    const std::string& word = parsed.value.front();
+    return every_option().find_nothrow(word.substr(2, word.find('=') - 2), false) != nullptr;
+}
+
+/// `word` as a POSIX shell reads it back: as it is when that is safe, else in single quotes.
+std::string shell_quoted(const std::string& word) {
+    const auto plain = [](char c) {
+        return is_digit(c) || is_letter(c) ||
+               std::string_view("@%+=:,./_-").find(c) != std::string_view::npos;
+    };
+    if (!word.empty() && std::all_of(word.begin(), word.end(), plain)) {
+        return word;
+    }
+    std::string quoted = "'";
+    for (const char c : word) {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+}
+
+/// How program_options reads `words`: our options, unknown options and plain words, in
+/// order. Throws po::error on a malformed option of ours. An unknown option comes back
+/// marked, in place, rather than as an exception: whether it is a typo or the first word of
+/// run's command depends on where it stands.
+std::vector<po::option> read_words(const std::vector<std::string>& words) {
+    return po::command_line_parser(words)
+        .options(every_option())
+        .style(command_line_style)
+        .allow_unregistered()
+        .run()
+        .options;
+}
+
+/// run's COMMAND written without the -- before it (`redlock run KEY sh -c 'echo hi'`): the
+/// error that shows the user's own command line with the -- in place, or empty when `words`
+/// hold no such COMMAND. It starts at the first word after KEY that is not one of our
+/// options: a plain word, or an option we do not know (`redlock run KEY -c ...`). The words
+/// are read one at a time, before the whole is parsed, so that none of the command's own
+/// options is taken for ours (tail -n 5 is no --nodes 5, ls --help no call for our help).
+std::optional<std::string>
+missing_separator(const std::vector<std::string>& words,
+                  const std::optional<std::vector<std::string>>& after_separator) {
+    std::vector<std::string> positional; // the subcommand, then KEY
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        std::vector<po::option> read;
+        try {
+            read = read_words({words[i]});
+        } catch (const po::invalid_command_line_syntax& e) {
+            if (e.kind() == po::invalid_syntax::missing_parameter) {
+                ++i; // an option of ours whose value is the next word
+                continue;
+            }
+            return std::nullopt; // a mistake of its own, which the full parse reports
+        } catch (const po::error&) {
+            return std::nullopt;
+        }
+        const bool plain = is_positional(read.front());
+        const auto unknown = std::find_if(read.begin(), read.end(),
+                                          [](const po::option& p) { return p.unregistered; });
+        const bool after_key = positional.size() >= 2 && positional.front() == "run";
+        if (!after_key && unknown != read.end()) {
+            // Whether it takes the next word as its value is anybody's guess, and so is
+            // which word is KEY: the full parse reports the option alone.
+            return std::nullopt;
+        }
+        if (after_key && (plain || unknown != read.end())) {
+            std::string line = "redlock";
+            for (std::size_t w = 0; w < words.size(); ++w) {
+                line += (w == i ? " -- " : " ") + shell_quoted(words[w]);
+            }
+            if (after_separator) {
+                line += " --";
+                for (const auto& w : *after_separator) {
+                    line += " " + shell_quoted(w);
+                }
+            }
+            const std::string hint = "put -- before the command: " + line;
+            return plain ? hint
+                         : "unknown option " + unknown_name(*unknown) +
+                               " for run; if it is the command's, " + hint;
+        }
+        if (plain) {
+            positional.push_back(words[i]);
+            if (positional.front() != "run") {
+                return std::nullopt;
+            }
+        }
+    }
+    return std::nullopt;
 }
 
 } // namespace
@@ -95,149 +576,107 @@ std::optional<options> parse_options(int argc, const char* const* argv,
         o.nodes = split_nodes("127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,"
                               "127.0.0.1:7005");
     }
-    int i = 1;
-    auto value_of = [&](std::string_view flag) -> std::optional<std::string_view> {
-        if (i + 1 >= argc) {
-            error = std::string(flag) + " needs a value";
+    // The first -- ends the options. What follows is run's command word for word, and the
+    // other subcommands' arguments (a KEY that starts with -): program_options never sees it.
+    std::vector<std::string> words;
+    int at = 1;
+    for (; at < argc && std::string_view(argv[at]) != "--"; ++at) {
+        words.emplace_back(argv[at]);
+    }
+    std::optional<std::vector<std::string>> after_separator;
+    if (at < argc) {
+        after_separator.emplace(argv + at + 1, argv + argc);
+    }
+
+    if (auto hint = missing_separator(words, after_separator)) {
+        error = std::move(*hint);
+        return std::nullopt;
+    }
+
+    std::vector<po::option> parsed;
+    try {
+        parsed = read_words(words);
+    } catch (const po::invalid_command_line_syntax& e) {
+        error = syntax_error(e);
+        return std::nullopt;
+    } catch (const po::error& e) {
+        error = std::string(e.what()) + " (see redlock --help)";
+        return std::nullopt;
+    }
+
+    std::vector<std::string> positional; // the subcommand, then its arguments
+    bool wants_help = false;
+    bool wants_version = false;
+    for (const auto& p : parsed) {
+        if (is_positional(p)) {
+            positional.push_back(p.value.front());
+        }
+        wants_help = wants_help || p.string_key == "help";
+        wants_version = wants_version || p.string_key == "version";
+    }
+    const std::string name = positional.empty() ? "" : positional.front();
+    if (wants_help || name == "help") {
+        // redlock --help, redlock help [SUBCOMMAND], redlock SUBCOMMAND --help
+        o.command = "help";
+        o.help_topic = name != "help" ? name : positional.size() > 1 ? positional[1] : "";
+        if (!o.help_topic.empty() && !find_subcommand(o.help_topic)) {
+            error = "unknown command \"" + o.help_topic + "\" (see redlock --help)";
             return std::nullopt;
         }
-        return std::string_view(argv[++i]);
-    };
-    auto duration_of = [&](std::string_view flag, milliseconds& out) {
-        auto text = value_of(flag);
-        if (!text) {
-            return false;
+        return o;
+    }
+    if (wants_version) {
+        o.command = "version";
+        return o;
+    }
+    if (name.empty()) {
+        const auto unknown = std::find_if(parsed.begin(), parsed.end(),
+                                          [](const po::option& p) { return p.unregistered; });
+        error = unknown != parsed.end() ? "unknown option " + unknown_name(*unknown)
+                                        : std::string("no command given");
+        error += " (see redlock --help)";
+        return std::nullopt;
+    }
+    const subcommand* const sub = find_subcommand(name);
+    if (!sub) {
+        error = "unknown command \"" + name + "\" (see redlock --help)";
+        return std::nullopt;
+    }
+    o.command = name;
+    o.positional.assign(positional.begin() + 1, positional.end());
+
+    const std::string see = " (see redlock " + name + " --help)";
+    for (const auto& p : parsed) {
+        if (is_positional(p)) {
+            continue;
         }
-        auto d = parse_duration(*text);
-        if (!d) {
-            error = std::string(flag) + ": \"" + std::string(*text) +
-                    "\" is not a duration (examples: 500ms, 30s, 2m, 1h)";
-            return false;
+        if (p.unregistered) {
+            error = "unknown option " + unknown_name(p) + " for " + name + see;
+            return std::nullopt;
         }
-        if (*d > max_duration) {
-            error = std::string(flag) + ": \"" + std::string(*text) + "\" is over the limit of " +
-                    std::to_string(max_duration.count()) + "ms (about 24 days)";
-            return false;
+        const option_spec* const spec = find_option(p.string_key);
+        const std::string flag = "--" + p.string_key;
+        if ((spec->applies_to & sub->bit) == 0) {
+            error = flag + " does not apply to " + name + ", only to " +
+                    subcommand_names(spec->applies_to) + see;
+            return std::nullopt;
         }
-        out = *d;
-        return true;
-    };
-    auto text_of = [&](std::string_view flag, std::string& out) {
-        auto text = value_of(flag);
-        if (!text) {
-            return false;
+        if (took_an_option_as_value(p)) {
+            error = flag + " needs a value";
+            return std::nullopt;
         }
-        if (text->empty()) {
-            error = std::string(flag) + " needs a non-empty value";
-            return false;
-        }
-        out = std::string(*text);
-        return true;
-    };
-    auto count_of = [&](std::string_view flag, unsigned& out, unsigned max) {
-        auto text = value_of(flag);
-        if (!text) {
-            return false;
-        }
-        auto n = parse_count(*text, max);
-        if (!n) {
-            error = std::string(flag) + ": \"" + std::string(*text) +
-                    "\" is not a whole number up to " + std::to_string(max);
-            return false;
-        }
-        out = *n;
-        return true;
-    };
-    for (; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--") {
-            for (++i; i < argc; ++i) {
-                o.child.emplace_back(argv[i]);
-            }
-            break;
-        }
-        if (arg == "-h" || arg == "--help") {
-            o.command = "help";
-            return o;
-        }
-        bool ok = true;
-        if (arg == "--nodes" || arg == "-n") {
-            auto text = value_of(arg);
-            ok = text.has_value();
-            if (ok) {
-                o.nodes = split_nodes(*text);
-            }
-        } else if (arg == "--ttl" || arg == "-t") {
-            ok = duration_of(arg, o.ttl);
-        } else if (arg == "--wait" || arg == "-w") {
-            ok = duration_of(arg, o.wait);
-        } else if (arg == "--retries" || arg == "-r") {
-            ok = count_of(arg, o.retries, 1'000'000);
-        } else if (arg == "--node-timeout") {
-            ok = duration_of(arg, o.node_timeout);
-        } else if (arg == "--on-loss") {
-            auto text = value_of(arg);
-            ok = text.has_value();
-            if (ok) {
-                auto sig = parse_signal(*text);
-                if (!sig) {
-                    error = "--on-loss: unknown signal \"" + std::string(*text) +
-                            "\" (TERM, INT, HUP, KILL, USR1, USR2, QUIT or none)";
-                    ok = false;
-                } else {
-                    o.loss_signal = *sig;
-                }
-            }
-        } else if (arg == "--grace") {
-            ok = duration_of(arg, o.grace);
-        } else if (arg == "--buyers") {
-            ok = count_of(arg, o.buyers, 5000);
-        } else if (arg == "--stock") {
-            ok = count_of(arg, o.stock, 1'000'000);
-        } else if (arg == "--instances") {
-            ok = count_of(arg, o.instances, 64);
-        } else if (arg == "--password-file") {
-            ok = text_of(arg, o.password_file);
-        } else if (arg == "--tls-ca") {
-            ok = text_of(arg, o.tls.ca_file);
-        } else if (arg == "--tls-ca-dir") {
-            ok = text_of(arg, o.tls.ca_directory);
-        } else if (arg == "--tls-cert") {
-            ok = text_of(arg, o.tls.certificate_file);
-        } else if (arg == "--tls-key") {
-            ok = text_of(arg, o.tls.private_key_file);
-        } else if (arg == "--tls-server-name") {
-            ok = text_of(arg, o.tls.server_name);
-        } else if (arg == "--tls-insecure-skip-verify") {
-            o.tls.dangerously_skip_verification = true;
-        } else if (arg == "--fence") {
-            o.fence = true;
-        } else if (arg == "--no-quarantine") {
-            o.quarantine = false;
-        } else if (arg == "-q" || arg == "--quiet") {
-            o.quiet = true;
-        } else if (arg.starts_with("-") && arg.size() > 1) {
-            error = "unknown option " + std::string(arg) + " (see redlock --help)";
-            ok = false;
-        } else if (o.command.empty()) {
-            o.command = std::string(arg);
-        } else {
-            o.positional.emplace_back(arg);
-        }
-        if (!ok) {
+        // The last of a repeated option wins, as it always has (an alias can set a default
+        // that the command line then overrides).
+        if (!spec->set(o, flag, p.value.empty() ? "" : p.value.front(), error)) {
             return std::nullopt;
         }
     }
-    if (o.command.empty()) {
-        error = "no command given (see redlock --help)";
-        return std::nullopt;
+    if (after_separator) {
+        auto& into = sub->bit == for_run ? o.child : o.positional;
+        into.insert(into.end(), after_separator->begin(), after_separator->end());
     }
     if (o.nodes.empty()) {
         error = "no nodes: pass --nodes host:port,... or set REDLOCK_NODES";
-        return std::nullopt;
-    }
-    if (o.instances == 0 || o.buyers == 0) {
-        error = "--buyers and --instances must be at least 1";
         return std::nullopt;
     }
     if (o.tls.certificate_file.empty() != o.tls.private_key_file.empty()) {
@@ -357,48 +796,87 @@ lock_options to_lock_options(const options& o) {
     return l;
 }
 
-std::string usage() {
-    return R"(redlock: a distributed lock over independent Redis masters (Redlock).
+namespace {
 
-usage:
-  redlock run [options] KEY -- COMMAND [ARGS...]   run COMMAND while holding KEY
-  redlock acquire [options] KEY                    take KEY, print its token (and,
-                                                   with --fence, its fencing token)
-  redlock extend [options] KEY TOKEN               push KEY's expiry to --ttl from now
-  redlock release [options] KEY TOKEN              release KEY if TOKEN still holds it
-  redlock status [options] KEY [TOKEN]             show KEY on every node
-  redlock demo [options]                           replay the flash-sale incident
+bool applies_everywhere(const option_spec& spec) {
+    return spec.applies_to == for_every_command;
+}
 
-options:
-  -n, --nodes LIST      comma-separated masters (host:port, redis://user:pass@host:port/db,
-                        unix:///path); default $REDLOCK_NODES, else 127.0.0.1:7001-7005
-  -t, --ttl DUR         lock expiry (default 30s); run renews every ttl/3
-  -w, --wait DUR        keep retrying this long when the lock is busy (default 0: one try)
-  -r, --retries N       retries after the first attempt (default 0; with --wait, a cap)
-      --node-timeout DUR  per-node answer bound (default 50ms)
-      --on-loss SIG     run: signal for the command when the lock is lost (default TERM;
-                        none to only exit with 79 afterwards)
-      --grace DUR       run: then SIGKILL after this (default 5s)
-      --fence           acquire, run: also take a fencing token, higher than any earlier
-                        holder's (run exports it as $REDLOCK_FENCING_TOKEN)
-      --no-quarantine   count votes of nodes that restarted within the TTL (unsafe:
-                        a node restarted without persistence forgot its locks)
-      --password-file FILE  password for every node whose address has none: the first
-                        line of FILE (default: $REDLOCK_PASSWORD). Keeps it out of argv
-      --tls-ca FILE     CA certificates (PEM) that rediss:// nodes are checked against
-                        (default: the system's trust store)
-      --tls-ca-dir DIR  directory of hashed CA certificates (openssl rehash)
-      --tls-cert FILE   client certificate (PEM) for nodes that require mutual TLS
-      --tls-key FILE    its private key (PEM); --tls-cert and --tls-key go together
-      --tls-server-name NAME  name the nodes' certificates must carry (default: each
-                        node's host)
-      --tls-insecure-skip-verify  accept any certificate: anyone in the middle can take,
-                        hold or steal every lock. Throwaway test setups only; warns
-  -q, --quiet           no messages on stderr (the insecure TLS warning still shows)
-  demo: --buyers N (200), --stock N (100), --instances N (6)
+/// The options that `belongs` picks, under `caption`.
+template <typename Predicate>
+po::options_description options_group(const std::string& caption, Predicate belongs) {
+    po::options_description group(caption);
+    for (const auto& spec : option_specs) {
+        if (belongs(spec)) {
+            describe(group, spec);
+        }
+    }
+    return group;
+}
 
-DUR: 500ms, 30s, 2m, 1h, or a number of seconds; at most 2147483647ms (about 24 days).
+/// `options` as program_options lays them out, less the spaces it leaves where it wraps.
+std::string laid_out(const po::options_description& options) {
+    std::ostringstream printed;
+    printed << options;
+    std::string text;
+    std::istringstream lines(printed.str());
+    for (std::string line; std::getline(lines, line);) {
+        if (text.empty() && line.empty()) {
+            continue; // the blank line it starts a list of groups with
+        }
+        line.erase(line.find_last_not_of(' ') + 1);
+        text += line + "\n";
+    }
+    return text;
+}
 
+constexpr std::string_view duration_syntax =
+    "DUR: 500ms, 1.5s, 2m, 1h, or a number of seconds (7, 0.5); whole milliseconds,\n"
+    "at most 2147483647ms (about 24 days).\n";
+
+std::string usage_line(const subcommand& s) {
+    return "redlock " + std::string(s.name) + " [options]" +
+           (s.arguments.empty() ? "" : " " + std::string(s.arguments));
+}
+
+std::string subcommand_help(const subcommand& s) {
+    po::options_description options;
+    options.add(options_group(std::string(s.name) + " options", [&s](const option_spec& spec) {
+        return !applies_everywhere(spec) && (spec.applies_to & s.bit) != 0;
+    }));
+    options.add(options_group("options of every command", applies_everywhere));
+    const bool takes_durations =
+        std::any_of(std::begin(option_specs), std::end(option_specs), [&s](const auto& spec) {
+            return (spec.applies_to & s.bit) != 0 && std::string_view(spec.value_name) == "DUR";
+        });
+    return "usage: " + usage_line(s) + "\n\n" + std::string(s.details) + "\n\n" +
+           laid_out(options) + "\n" + (takes_durations ? std::string(duration_syntax) + "\n" : "") +
+           "Exit status: see redlock --help.\n";
+}
+
+std::string overview() {
+    std::string text = "redlock: a distributed lock over independent Redis masters (Redlock).\n\n"
+                       "usage:\n";
+    std::size_t width = 0;
+    for (const auto& s : subcommands) {
+        width = std::max(width, usage_line(s).size());
+    }
+    const auto add_line = [&](const std::string& usage, std::string_view summary) {
+        text +=
+            "  " + usage + std::string(width + 3 - usage.size(), ' ') + std::string(summary) + "\n";
+    };
+    for (const auto& s : subcommands) {
+        add_line(usage_line(s), s.summary);
+    }
+    add_line("redlock help SUBCOMMAND", "its options (or: SUBCOMMAND --help)");
+    add_line("redlock --version", "the version");
+    return text + R"(
+Options go before or after SUBCOMMAND; --opt VALUE and --opt=VALUE are the
+same, the last of a repeated option wins, and -- ends the options (for run,
+before COMMAND).
+
+)" + laid_out(options_group("options of every command", applies_everywhere)) +
+           "\n" + std::string(duration_syntax) + R"(
 exit status:
   0   success (run: the command's own status; 128+N if it died of signal N)
   64  bad usage            69  too few nodes reachable for a quorum
@@ -408,6 +886,13 @@ exit status:
   129, 130, 143  run, acquire: SIGHUP, SIGINT, SIGTERM while waiting for the lock
                  (the attempt is cleaned up on every node, COMMAND never starts)
 )";
+}
+
+} // namespace
+
+std::string help_text(std::string_view command) {
+    const subcommand* s = find_subcommand(command);
+    return s ? subcommand_help(*s) : overview();
 }
 
 } // namespace redlock::cli

@@ -12,20 +12,24 @@
 
 namespace redlock::cli {
 
-/// `500ms`, `30s`, `2m`, `1h`, or a bare number of seconds. Empty on anything else
-/// (negative, fractional, overflowing, unknown unit).
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
-
 /// The longest duration any flag takes: the library's bound on every duration (max_ttl), so
 /// that no sum of one with a clock reading can overflow.
 inline constexpr std::chrono::milliseconds max_duration = max_ttl;
+
+/// A duration as the command line writes it: a decimal number, with or without a fraction,
+/// then a unit: `250ms`, `1.5s`, `.5s`, `2m`, `0.25h`. A bare number is seconds (`7`, `0.5`),
+/// as for flock -w. The result must be a whole number of milliseconds, from 0 to
+/// max_duration. On anything else returns empty and puts why in `why`, worded to follow the
+/// quoted text ("is negative", "has an unknown unit ...").
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text, std::string& why);
 
 /// Longest first line read from --password-file.
 inline constexpr std::size_t max_password_size = 4096;
 
 /// Everything the subcommands take. Defaults documented in `redlock --help`.
 struct options {
-    std::string command;
+    std::string command;    ///< a subcommand, or "help" or "version"
+    std::string help_topic; ///< help: the subcommand asked about; empty for the overview
     std::vector<std::string> nodes;
     std::chrono::milliseconds ttl{30000};
     std::chrono::milliseconds wait{0};
@@ -46,7 +50,8 @@ struct options {
     std::vector<std::string> child;      ///< run: after --
 };
 
-/// Parses argv; on error returns empty and puts what is wrong in `error`.
+/// Parses argv; on error returns empty and puts what is wrong in `error`. Options may stand
+/// before or after the subcommand; one that the subcommand does not take is an error.
 /// `environment_nodes` is $REDLOCK_NODES (may be null).
 std::optional<options> parse_options(int argc, const char* const* argv,
                                      const char* environment_nodes, std::string& error);
@@ -61,8 +66,9 @@ bool load_credentials(options& o, const char* environment_password, std::string&
 /// `text` is no valid address, `text` itself: validation reports it later).
 std::string with_password(const std::string& text, std::string_view password);
 
-/// The text of `redlock --help`.
-std::string usage();
+/// The text of `redlock help COMMAND`: its usage, what it does, its options. With an empty
+/// or unknown `command`, the overview of `redlock --help`.
+std::string help_text(std::string_view command);
 
 /// The lock options the subcommands use.
 lock_options to_lock_options(const options& o);

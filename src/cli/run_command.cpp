@@ -325,7 +325,7 @@ private:
 
 int run_command(const options& o) {
     if (o.positional.size() != 1 || o.child.empty()) {
-        std::cerr << "redlock run: expected KEY -- COMMAND [ARGS...] (see redlock --help)\n";
+        std::cerr << "redlock run: expected KEY -- COMMAND [ARGS...] (see redlock run --help)\n";
         return exit_usage;
     }
     asio::io_context io;

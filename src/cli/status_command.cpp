@@ -96,7 +96,7 @@ std::string describe_pttl(const answer& p) {
 
 int status_command(const options& o) {
     if (o.positional.empty() || o.positional.size() > 2) {
-        std::cerr << "redlock status: expected KEY [TOKEN] (see redlock --help)\n";
+        std::cerr << "redlock status: expected KEY [TOKEN] (see redlock status --help)\n";
         return exit_usage;
     }
     const std::string& key = o.positional[0];

@@ -3,8 +3,20 @@
 #include <boost/asio/strand.hpp>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace redlock::detail {
+namespace {
+
+/// "2.1 s": how long ago a node restarted, how long until it votes again.
+std::string seconds_text(clock::duration d) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f s",
+                  std::chrono::duration<double>(std::max(d, clock::duration::zero())).count());
+    return text;
+}
+
+} // namespace
 
 client_impl::client_impl(const boost::asio::any_io_executor& executor, client_config config,
                          std::vector<node_address> addresses, environment env)
@@ -111,8 +123,10 @@ std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock
         }
     }
     if (const auto left = quarantine_left(node, now)) {
-        return veto{errc::node_quarantined, "restarted recently; its votes count again in " +
-                                                std::to_string(left->count()) + " ms"};
+        const auto started = nodes_[node]->started_at(); // set: quarantine_left needs it
+        return veto{errc::node_quarantined, "node restarted " + seconds_text(now - *started) +
+                                                " ago, votes count again in " +
+                                                seconds_text(*left)};
     }
     return std::nullopt;
 }

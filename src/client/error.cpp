@@ -23,6 +23,8 @@ public:
             return "operation cancelled";
         case errc::invalid_argument:
             return "invalid argument";
+        case errc::nodes_quarantined:
+            return "no quorum while nodes that restarted recently may not vote yet";
         case errc::node_timeout:
             return "node did not answer in time";
         case errc::connection_failed:
@@ -34,7 +36,7 @@ public:
         case errc::node_backlogged:
             return "too many commands in flight to node";
         case errc::node_quarantined:
-            return "node restarted recently; its vote does not count yet";
+            return "quarantined";
         case errc::duplicate_node:
             return "node is the same server as another node; its vote counts only once";
         case errc::restarts_undetectable:

@@ -144,6 +144,8 @@ std::string_view outcome_label(std::error_code e) {
         return "cancelled";
     case errc::invalid_argument:
         return "invalid_argument";
+    case errc::nodes_quarantined:
+        return "nodes_quarantined";
     default:
         return error_kind(e);
     }

@@ -1,5 +1,7 @@
 #include "operations/acquire_op.hpp"
 
+#include "core/failure_cause.hpp"
+
 #include "redlock/error.hpp"
 #include "redlock/fencing.hpp"
 
@@ -206,6 +208,7 @@ void acquire_op::finish(std::error_code error) {
         return;
     }
     stop_timer();
+    error = failure_cause(error, votes());
     acquire_result result;
     result.attempts = fsm_.attempt();
     if (!error) {

@@ -94,7 +94,9 @@ std::string operation::summary(std::size_t granted, std::string_view refusal) co
             text += "no answer yet";
         } else {
             text += vote.error ? vote.error.message() : "no answer";
-            if (!vote.server_message.empty()) {
+            if (vote.error == errc::node_quarantined) {
+                text += ": " + vote.server_message;
+            } else if (!vote.server_message.empty()) {
                 text += " (" + vote.server_message + ")";
             }
         }

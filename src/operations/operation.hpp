@@ -71,6 +71,7 @@ protected:
     /// Marks every node without a vote as timed out at `now`.
     void record_timeouts(clock::time_point now);
     bool has_vote(std::size_t node) const { return answered_[node]; }
+    const std::vector<node_vote>& votes() const noexcept { return votes_; }
     std::vector<node_vote> take_votes() { return std::move(votes_); }
 
     /// The count, then a clause per node that did not grant, for the result's message.

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_SRC_ROUND_OP_HPP
 #define REDLOCK_SRC_ROUND_OP_HPP
 
+#include "core/failure_cause.hpp"
 #include "core/round_action.hpp"
 #include "operations/completion.hpp"
 #include "operations/operation.hpp"
@@ -122,6 +123,7 @@ private:
             return;
         }
         stop_timer();
+        error = failure_cause(error, votes());
         succeeded_ = !error;
         auto result = Traits::result(fsm_, held_, ttl_);
         if (error) {

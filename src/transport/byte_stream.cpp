@@ -10,7 +10,7 @@ void byte_stream::close() noexcept {
     std::visit(
         [&](auto& s) {
             if constexpr (std::is_same_v<std::decay_t<decltype(s)>, tls_socket>) {
-                s.lowest_layer().close(ignored);
+                s.close();
             } else {
                 s.close(ignored);
             }

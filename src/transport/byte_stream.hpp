@@ -1,14 +1,16 @@
 #ifndef REDLOCK_SRC_TRANSPORT_BYTE_STREAM_HPP
 #define REDLOCK_SRC_TRANSPORT_BYTE_STREAM_HPP
 
+#include "transport/tls_stream.hpp"
+
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/read.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -20,7 +22,7 @@ class byte_stream {
 public:
     using tcp_socket = boost::asio::ip::tcp::socket;
     using unix_socket = boost::asio::local::stream_protocol::socket;
-    using tls_socket = boost::asio::ssl::stream<tcp_socket>;
+    using tls_socket = tls_stream;
 
     explicit byte_stream(tcp_socket socket)
         : socket_(std::move(socket)) {}
@@ -33,7 +35,13 @@ public:
     template <typename Handler>
     void async_write(boost::asio::const_buffer buffer, Handler&& handler) {
         std::visit(
-            [&](auto& s) { boost::asio::async_write(s, buffer, std::forward<Handler>(handler)); },
+            [&](auto& s) {
+                if constexpr (std::is_same_v<std::decay_t<decltype(s)>, tls_socket>) {
+                    s.async_write(buffer, std::forward<Handler>(handler));
+                } else {
+                    boost::asio::async_write(s, buffer, std::forward<Handler>(handler));
+                }
+            },
             socket_);
     }
 

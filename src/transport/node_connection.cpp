@@ -196,6 +196,13 @@ void node_connection::flush(const std::shared_ptr<wire>& w) {
         if (!w->current) {
             return;
         }
+        if (ec == asio::error::connection_reset || ec == asio::error::broken_pipe) {
+            // The node closed the connection, so the read in flight ends too, and reports
+            // what the node said before closing (a TLS alert such as "certificate required",
+            // an -ERR): a better reason than the reset. Nothing more is written meanwhile.
+            w->write_in_flight = true;
+            return;
+        }
         if (ec) {
             drop_connection("write failed: " + describe(ec));
             return;
@@ -356,7 +363,12 @@ void node_connection::connect_socket(const std::shared_ptr<Socket>& socket,
 }
 
 void node_connection::start_tls(byte_stream::tcp_socket socket) {
-    auto session = std::make_shared<byte_stream::tls_socket>(std::move(socket), *tls_);
+    error_code ec;
+    auto session = std::make_shared<tls_stream>(std::move(socket), tls_->native_handle(), ec);
+    if (ec) {
+        drop_connection("cannot start a TLS session: " + ec.message());
+        return;
+    }
     std::string why;
     if (!prepare_tls_session(session->native_handle(), config_.tls, address_.host, why)) {
         drop_connection(why);
@@ -366,14 +378,10 @@ void node_connection::start_tls(byte_stream::tcp_socket socket) {
         log(log_level::warning, "TLS certificate NOT verified (dangerously_skip_verification): "
                                 "anyone on the path can impersonate this node");
     }
-    abort_connect_ = [session] {
-        error_code ignored;
-        session->lowest_layer().close(ignored);
-    };
+    abort_connect_ = [session] { session->close(); };
     connect_step_ = tls_step;
     const auto attempt = connect_attempts_;
     session->async_handshake(
-        asio::ssl::stream_base::client,
         [this, session, attempt, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
             if (alive.expired() || !attempt_is_current(attempt)) {
                 return;

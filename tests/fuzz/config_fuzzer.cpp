@@ -125,9 +125,9 @@ void fuzz_cli(std::string_view text) {
     const auto parsed =
         redlock::cli::parse_options(static_cast<int>(argv.size()), argv.data(), nullptr, error);
     require(parsed.has_value() || !error.empty());
-    if (const auto d = redlock::cli::parse_duration(text)) {
-        require(d->count() >= 0);
-    }
+    std::string why;
+    const auto d = redlock::cli::parse_duration(text, why);
+    require(d ? d->count() >= 0 && *d <= redlock::cli::max_duration : !why.empty());
 }
 
 } // namespace

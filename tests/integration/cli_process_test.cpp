@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sys/stat.h>
 
 namespace redlock::test {
@@ -192,6 +193,65 @@ TEST_F(nodes_test, cli_password_file_errors_are_usage_errors) {
     EXPECT_NE(empty.err().find("empty"), std::string::npos) << empty.err();
     std::remove(empty_file.c_str());
     EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, cli_takes_fractional_durations_in_either_option_form) {
+    for (const auto& ttl :
+         std::vector<std::vector<std::string>>{{"--ttl=1.5s"}, {"-t", "0.025m"}}) {
+        std::vector<std::string> args{tool, "--no-quarantine", "acquire"};
+        args.insert(args.end(), ttl.begin(), ttl.end());
+        args.push_back("cli:fractional");
+        child_process acquire(args);
+        ASSERT_EQ(acquire.wait(5s), 0) << ttl[0] << "\n" << acquire.err();
+        long long longest = 0; // a node may not have answered yet, a majority has
+        for (int node = 1; node <= 5; ++node) {
+            longest = std::max(longest, inspector(node).pttl("cli:fractional"));
+        }
+        EXPECT_GT(longest, 1000) << ttl[0];
+        EXPECT_LE(longest, 1500) << ttl[0];
+        for (int node = 1; node <= 5; ++node) {
+            inspector(node).run({"DEL", "cli:fractional"});
+        }
+    }
+}
+
+TEST(cli_command_line, version_prints_the_version_and_exits_0) {
+    for (const char* flag : {"--version", "-V"}) {
+        child_process version({tool, flag});
+        EXPECT_EQ(version.wait(5s), 0) << flag;
+        EXPECT_TRUE(
+            std::regex_match(version.out(), std::regex("redlock [0-9]+\\.[0-9]+\\.[0-9]+\n")))
+            << version.out();
+        EXPECT_EQ(version.err(), "");
+    }
+}
+
+TEST(cli_command_line, help_of_a_subcommand_lists_its_options) {
+    for (const std::vector<std::string>& args : {std::vector<std::string>{tool, "help", "run"},
+                                                 std::vector<std::string>{tool, "run", "--help"}}) {
+        child_process help(args);
+        EXPECT_EQ(help.wait(5s), 0);
+        EXPECT_NE(help.out().find("usage: redlock run [options] KEY -- COMMAND"), std::string::npos)
+            << help.out();
+        EXPECT_NE(help.out().find("--grace DUR"), std::string::npos) << help.out();
+        EXPECT_EQ(help.out().find("--buyers"), std::string::npos) << "demo's, not run's";
+    }
+}
+
+TEST(cli_command_line, usage_errors_exit_64_and_say_what_to_write) {
+    // The command is not run: a marker it would create stays absent.
+    const auto marker = scratch_path("never-created");
+    child_process run({tool, "run", "cli:no-separator", "touch", marker});
+    EXPECT_EQ(run.wait(5s), 64);
+    EXPECT_EQ(run.err(),
+              "redlock: put -- before the command: redlock run cli:no-separator -- touch " +
+                  marker + "\n");
+    EXPECT_FALSE(file_exists(marker));
+
+    child_process inapplicable({tool, "release", "--ttl", "5s", "k", other_holder});
+    EXPECT_EQ(inapplicable.wait(5s), 64);
+    EXPECT_NE(inapplicable.err().find("--ttl does not apply to release"), std::string::npos)
+        << inapplicable.err();
 }
 
 TEST(cli_node_list, a_unix_socket_path_longer_than_sun_path_is_a_usage_error_that_says_so) {

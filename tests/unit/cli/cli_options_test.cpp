@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <fstream>
 #include <sys/stat.h>
@@ -24,15 +26,93 @@ std::optional<cli::options> parse(std::vector<const char*> args, std::string& er
     return cli::parse_options(static_cast<int>(args.size()), args.data(), env, error);
 }
 
+/// parse_duration's result, or why it refused (a test failure names the text either way).
+std::optional<std::chrono::milliseconds> duration(std::string_view text, std::string& why) {
+    why.clear();
+    return cli::parse_duration(text, why);
+}
+
 TEST(cli_options, durations) {
-    EXPECT_EQ(cli::parse_duration("500ms"), 500ms);
-    EXPECT_EQ(cli::parse_duration("30s"), 30s);
-    EXPECT_EQ(cli::parse_duration("2m"), 2min);
-    EXPECT_EQ(cli::parse_duration("1h"), 1h);
-    EXPECT_EQ(cli::parse_duration("7"), 7s) << "a bare number is seconds, like flock -w";
-    EXPECT_EQ(cli::parse_duration("0"), 0ms);
-    for (const char* bad : {"", "ms", "-1s", "1.5s", "5x", "10 s", "s10", "99999999999999999h"}) {
-        EXPECT_FALSE(cli::parse_duration(bad).has_value()) << bad;
+    std::string why;
+    EXPECT_EQ(duration("500ms", why), 500ms);
+    EXPECT_EQ(duration("30s", why), 30s);
+    EXPECT_EQ(duration("2m", why), 2min);
+    EXPECT_EQ(duration("1h", why), 1h);
+    EXPECT_EQ(duration("7", why), 7s) << "a bare number is seconds, like flock -w";
+    EXPECT_EQ(duration("0", why), 0ms);
+    EXPECT_EQ(duration("0s", why), 0ms);
+    EXPECT_EQ(duration("007s", why), 7s);
+    EXPECT_EQ(duration("2147483647ms", why), cli::max_duration) << why;
+}
+
+TEST(cli_options, fractional_durations_are_exact_milliseconds) {
+    std::string why;
+    EXPECT_EQ(duration("0.5s", why), 500ms);
+    EXPECT_EQ(duration("1.5m", why), 90s);
+    EXPECT_EQ(duration("0.25h", why), 15min);
+    EXPECT_EQ(duration("0.1s", why), 100ms) << "decimal, not binary floating point";
+    EXPECT_EQ(duration("0.001s", why), 1ms);
+    EXPECT_EQ(duration("1.5", why), 1500ms) << "a bare number is seconds, fractions too";
+    EXPECT_EQ(duration(".5s", why), 500ms) << "no digit before the point, as for sleep(1)";
+    EXPECT_EQ(duration("5.s", why), 5s) << "no digit after it";
+    EXPECT_EQ(duration("1.0ms", why), 1ms) << "a fraction of zero is a whole number";
+    EXPECT_EQ(duration("2.50000000000000000000000000s", why), 2500ms) << "trailing zeros";
+    EXPECT_EQ(duration("0.0000025h", why), 9ms) << "7 decimals of an hour can be whole ms";
+    EXPECT_EQ(duration("2147483.647s", why), cli::max_duration) << why;
+}
+
+TEST(cli_options, durations_finer_than_a_millisecond_are_refused_and_say_so) {
+    for (const char* finer : {"0.0005s", "1.0005s", "0.5ms", "1.5ms", "0.00001m", "0.0000005h",
+                              "0.00000025h", "1.00000000000000000001s"}) {
+        std::string why;
+        EXPECT_FALSE(duration(finer, why).has_value()) << finer;
+        EXPECT_NE(why.find("whole number of milliseconds"), std::string::npos)
+            << finer << ": " << why;
+    }
+}
+
+TEST(cli_options, bad_durations_say_what_is_wrong) {
+    struct bad_case {
+        const char* text;
+        const char* says;
+    };
+    for (const auto& c : std::initializer_list<bad_case>{
+             {"", "not a duration"},
+             {"ms", "not a duration"},
+             {".", "not a duration"},
+             {".s", "not a duration"},
+             {"s10", "not a duration"},
+             {"10 s", "not a duration"},
+             {" 10s", "not a duration"},
+             {"+5s", "not a duration"},
+             {"1.5.5s", "not a duration"},
+             {"1,5s", "not a duration"},
+             {"0x10s", "not a duration"},
+             {"5x", "unknown unit \"x\""},
+             {"5sec", "unknown unit \"sec\""},
+             {"5S", "unknown unit \"S\""},
+             {"nan", "not a duration"},
+             {"inf", "not a duration"},
+             {"NaNs", "not a duration"},
+             {"1e3s", "exponent"},
+             {"1.5E2ms", "exponent"},
+             {"2e-3s", "exponent"},
+             {"-1s", "negative"},
+             {"-.5s", "negative"},
+             {"--ttl", "not a duration"},
+             {"-", "not a duration"},
+             {"-0", "negative"},
+             {"-0.5s", "negative"},
+             {"2147483648ms", "over the limit"},
+             {"2147483.648s", "over the limit"},
+             {"597h", "over the limit"},
+             {"99999999999999999h", "over the limit"},
+             {"99999999999999999999999999999999s", "over the limit"},
+             {"9223372036854775807ms", "over the limit"},
+         }) {
+        std::string why;
+        EXPECT_FALSE(duration(c.text, why).has_value()) << '"' << c.text << '"';
+        EXPECT_NE(why.find(c.says), std::string::npos) << '"' << c.text << "\": " << why;
     }
 }
 
@@ -75,6 +155,304 @@ TEST(cli_options, errors_say_what_to_do) {
     EXPECT_FALSE(parse({"demo", "--buyers", "-3"}, error));
     EXPECT_FALSE(parse({"--nodes", ",", "acquire", "k"}, error));
     EXPECT_NE(error.find("no nodes"), std::string::npos);
+}
+
+/// What `redlock ARGS` parses to; fails the test, and returns empty options, on an error.
+cli::options parsed(std::vector<const char*> args) {
+    std::string error;
+    auto o = parse(args, error);
+    EXPECT_TRUE(o) << error;
+    return o.value_or(cli::options{});
+}
+
+/// The error `redlock ARGS` is refused with; fails the test if it is accepted.
+std::string refusal(std::vector<const char*> args) {
+    std::string error;
+    EXPECT_FALSE(parse(args, error)) << "accepted";
+    return error;
+}
+
+TEST(cli_options, an_option_and_its_value_in_one_word_or_two) {
+    for (const auto& form : std::vector<std::vector<const char*>>{
+             {"--ttl", "1.5s"}, {"--ttl=1.5s"}, {"-t", "1.5s"}, {"-t1.5s"}}) {
+        std::vector<const char*> args{"acquire"};
+        args.insert(args.end(), form.begin(), form.end());
+        args.push_back("k");
+        EXPECT_EQ(parsed(args).ttl, 1500ms) << form[0];
+    }
+    EXPECT_EQ(parsed({"acquire", "--nodes=a:1,b:2", "k"}).nodes,
+              (std::vector<std::string>{"a:1", "b:2"}));
+    EXPECT_EQ(parsed({"run", "--on-loss=KILL", "k", "--", "true"}).loss_signal, SIGKILL);
+    EXPECT_EQ(parsed({"acquire", "--tls-server-name=redis.internal", "k"}).tls.server_name,
+              "redis.internal");
+
+    const auto grouped = parsed({"acquire", "-qt", "5s", "k"});
+    EXPECT_TRUE(grouped.quiet) << "short flags group, as with getopt";
+    EXPECT_EQ(grouped.ttl, 5s);
+}
+
+TEST(cli_options, options_go_before_or_after_the_subcommand_and_its_arguments) {
+    for (const auto& args :
+         std::vector<std::vector<const char*>>{{"-q", "--wait", "2s", "acquire", "k"},
+                                               {"acquire", "-q", "k", "--wait", "2s"},
+                                               {"acquire", "k", "--wait=2s", "-q"}}) {
+        const auto o = parsed(args);
+        EXPECT_EQ(o.command, "acquire");
+        EXPECT_EQ(o.positional, std::vector<std::string>{"k"});
+        EXPECT_EQ(o.wait, 2s);
+        EXPECT_TRUE(o.quiet);
+    }
+}
+
+TEST(cli_options, the_last_of_a_repeated_option_wins) {
+    // So that an alias can carry defaults that the command line overrides.
+    EXPECT_EQ(parsed({"acquire", "-t", "1s", "--ttl=2s", "k"}).ttl, 2s);
+    EXPECT_EQ(parsed({"-n", "a:1", "acquire", "-n", "b:2", "k"}).nodes,
+              std::vector<std::string>{"b:2"});
+}
+
+TEST(cli_options, double_dash_ends_the_options) {
+    const auto run = parsed({"run", "-t", "5s", "k", "--", "make", "-t", "--ttl=1"});
+    EXPECT_EQ(run.ttl, 5s);
+    EXPECT_EQ(run.child, (std::vector<std::string>{"make", "-t", "--ttl=1"}))
+        << "the command's words are its own, word for word";
+    // For the other subcommands, what follows is more arguments: a key that starts with -.
+    const auto release = parsed({"release", "--", "-dash-key", "--token"});
+    EXPECT_EQ(release.positional, (std::vector<std::string>{"-dash-key", "--token"}));
+    EXPECT_TRUE(release.child.empty());
+}
+
+TEST(cli_options, a_run_command_without_double_dash_gets_the_line_with_it) {
+    const std::string hint = "put -- before the command: ";
+    EXPECT_EQ(refusal({"run", "nightly", "sh", "-c", "echo hi"}),
+              hint + "redlock run nightly -- sh -c 'echo hi'")
+        << "the user's own words, quoted for the shell";
+    EXPECT_EQ(refusal({"run", "-t", "5s", "nightly", "make", "-j4"}),
+              hint + "redlock run -t 5s nightly -- make -j4");
+    EXPECT_EQ(refusal({"--ttl=5s", "-q", "run", "nightly", "./report.sh", "--fast"}),
+              hint + "redlock --ttl=5s -q run nightly -- ./report.sh --fast");
+    EXPECT_EQ(refusal({"-qt", "5s", "run", "k", "ls", "-l"}),
+              hint + "redlock -qt 5s run k -- ls -l");
+    EXPECT_EQ(refusal({"run", "k", "tail", "-n", "5", "/var/log/syslog"}),
+              hint + "redlock run k -- tail -n 5 /var/log/syslog")
+        << "the command's -n is not --nodes";
+    EXPECT_EQ(refusal({"run", "k", "sort", "-r"}), hint + "redlock run k -- sort -r")
+        << "nor its -r a --retries without a value";
+    EXPECT_EQ(refusal({"run", "k", "cp", "--fence=no", "a"}),
+              hint + "redlock run k -- cp --fence=no a");
+    EXPECT_EQ(refusal({"run", "k", "sh", "-c", "x", "--", "y"}),
+              hint + "redlock run k -- sh -c x -- y");
+    EXPECT_EQ(refusal({"run", "k", "ls", "--help"}), hint + "redlock run k -- ls --help")
+        << "the command's own --help";
+    EXPECT_EQ(refusal({"run", "it's", "ls", ""}), hint + "redlock run 'it'\\''s' -- ls ''");
+
+    // An unknown option right after KEY may be a typo or the command: both are said.
+    EXPECT_EQ(refusal({"run", "k", "-c", "echo hi"}),
+              "unknown option -c for run; if it is the command's, " + hint +
+                  "redlock run k -- -c 'echo hi'");
+    EXPECT_EQ(refusal({"run", "k", "--wiat", "5s"}),
+              "unknown option --wiat for run; if it is the command's, " + hint +
+                  "redlock run k -- --wiat 5s");
+    // Before KEY an unknown option is only that.
+    EXPECT_EQ(refusal({"run", "--wiat", "5s", "k", "--", "true"}),
+              "unknown option --wiat for run (see redlock run --help)");
+    // Options of ours after KEY are still options.
+    const auto o = parsed({"run", "k", "--grace", "1s", "-q", "--", "true"});
+    EXPECT_EQ(o.grace, 1s);
+    EXPECT_EQ(o.child, std::vector<std::string>{"true"});
+    EXPECT_TRUE(parsed({"run", "k", "-q"}).child.empty()) << "run_command says what is missing";
+}
+
+/// Where each option applies, as the documentation says: its flag, a valid value (empty for
+/// a flag) and the subcommands that take it.
+struct applicability {
+    const char* flag;
+    const char* value;
+    std::vector<std::string> subcommands;
+};
+
+const std::vector<std::string> every_subcommand{"run",     "acquire", "extend",
+                                                "release", "status",  "demo"};
+
+const std::vector<applicability> where_options_apply{
+    {"--nodes", "a:1", every_subcommand},
+    {"--password-file", "/p", every_subcommand},
+    {"--tls-ca", "/ca.pem", every_subcommand},
+    {"--tls-ca-dir", "/certs", every_subcommand},
+    {"--tls-server-name", "redis", every_subcommand},
+    {"--tls-insecure-skip-verify", "", every_subcommand},
+    {"--no-quarantine", "", every_subcommand},
+    {"--quiet", "", every_subcommand},
+    {"--ttl", "5s", {"run", "acquire", "extend"}},
+    {"--wait", "5s", {"run", "acquire"}},
+    {"--retries", "3", {"run", "acquire"}},
+    {"--node-timeout", "100ms", {"run", "acquire", "extend", "release", "status"}},
+    {"--fence", "", {"run", "acquire"}},
+    {"--on-loss", "KILL", {"run"}},
+    {"--grace", "1s", {"run"}},
+    {"--buyers", "10", {"demo"}},
+    {"--stock", "10", {"demo"}},
+    {"--instances", "2", {"demo"}},
+};
+
+TEST(cli_options, an_option_a_subcommand_does_not_take_is_an_error_naming_both) {
+    for (const auto& option : where_options_apply) {
+        for (const auto& subcommand : every_subcommand) {
+            std::vector<const char*> args{subcommand.c_str(), option.flag};
+            if (*option.value != '\0') {
+                args.push_back(option.value);
+            }
+            args.insert(args.end(), {"k", "--", "true"});
+            if (subcommand != "run") {
+                args.resize(args.size() - 2); // no command after --
+            }
+            std::string error;
+            const bool applies =
+                std::count(option.subcommands.begin(), option.subcommands.end(), subcommand) != 0;
+            EXPECT_EQ(parse(args, error).has_value(), applies)
+                << subcommand << " " << option.flag << ": " << error;
+            if (!applies) {
+                EXPECT_NE(error.find(std::string(option.flag) + " does not apply to " + subcommand),
+                          std::string::npos)
+                    << error;
+                EXPECT_NE(error.find(option.subcommands.front()), std::string::npos)
+                    << "says where it does apply: " << error;
+            }
+        }
+    }
+    // The short form is named by its long name, which the help lists.
+    EXPECT_NE(refusal({"release", "-t", "5s", "k", "t"}).find("--ttl does not apply to release"),
+              std::string::npos);
+}
+
+TEST(cli_options, unknown_options_and_subcommands_are_named) {
+    EXPECT_EQ(refusal({"acquire", "--wiat", "5s", "k"}),
+              "unknown option --wiat for acquire (see redlock acquire --help)");
+    EXPECT_EQ(refusal({"acquire", "--wiat=5s", "k"}),
+              "unknown option --wiat for acquire (see redlock acquire --help)");
+    EXPECT_EQ(refusal({"-x", "status", "k"}),
+              "unknown option -x for status (see redlock status --help)");
+    EXPECT_EQ(refusal({"--wiat"}), "unknown option --wiat (see redlock --help)");
+    EXPECT_EQ(refusal({"acquire", "--no", "k"}),
+              "unknown option --no for acquire (see redlock acquire --help)")
+        << "no abbreviations: --no is not --no-quarantine";
+    EXPECT_EQ(refusal({"frobnicate", "k"}), "unknown command \"frobnicate\" (see redlock --help)");
+    EXPECT_EQ(refusal({}), "no command given (see redlock --help)");
+}
+
+TEST(cli_options, malformed_options_say_what_is_wrong) {
+    EXPECT_EQ(refusal({"acquire", "k", "--ttl"}), "--ttl needs a value");
+    EXPECT_EQ(refusal({"acquire", "k", "-t"}), "--ttl needs a value");
+    EXPECT_EQ(refusal({"acquire", "--ttl", "--wait", "1s", "k"}), "--ttl needs a value")
+        << "an option is no value for another";
+    EXPECT_EQ(refusal({"acquire", "--ttl", "-w", "1s", "k"}), "--ttl needs a value");
+    EXPECT_EQ(refusal({"acquire", "--password-file", "--quiet", "k"}),
+              "--password-file needs a value");
+    EXPECT_EQ(parsed({"acquire", "--password-file=--quiet", "k"}).password_file, "--quiet")
+        << "unless it is given as the value";
+    EXPECT_EQ(refusal({"acquire", "--ttl=", "k"}), "--ttl needs a value after the =");
+    EXPECT_EQ(refusal({"acquire", "--fence=yes", "k"}), "--fence takes no value");
+    EXPECT_EQ(refusal({"acquire", "--ttl", "-5s", "k"}), "--ttl: \"-5s\" is negative");
+    EXPECT_EQ(refusal({"acquire", "--ttl", "0.5ms", "k"}),
+              "--ttl: \"0.5ms\" is not a whole number of milliseconds (durations count in ms)");
+    EXPECT_EQ(refusal({"demo", "--buyers", "0"}),
+              "--buyers: \"0\" is not a whole number from 1 to 5000");
+    EXPECT_EQ(refusal({"demo", "--instances", "65"}),
+              "--instances: \"65\" is not a whole number from 1 to 64");
+    EXPECT_EQ(refusal({"acquire", "--retries", "1.5", "k"}),
+              "--retries: \"1.5\" is not a whole number from 0 to 1000000");
+}
+
+TEST(cli_options, odd_words_are_errors_or_arguments_never_a_crash) {
+    for (const auto& args : std::vector<std::vector<const char*>>{{"-"},
+                                                                  {"--"},
+                                                                  {"---"},
+                                                                  {"--="},
+                                                                  {"-="},
+                                                                  {"=", "acquire"},
+                                                                  {"acquire", "-", "k"},
+                                                                  {"acquire", "---x", "k"},
+                                                                  {"acquire", "--=5", "k"},
+                                                                  {"acquire", "-t="},
+                                                                  {"", "acquire"},
+                                                                  {"acquire", "", ""},
+                                                                  {"-qqqq", "acquire"},
+                                                                  {"acquire", "-q5"},
+                                                                  {"help", "help"},
+                                                                  {"help", "--", "run"},
+                                                                  {"run", "--", "--"},
+                                                                  {"-tq", "acquire"},
+                                                                  {"--tls-ca", "--", "acquire"}}) {
+        std::string error;
+        const auto o = parse(args, error);
+        EXPECT_TRUE(o.has_value() || !error.empty()) << args.size();
+    }
+}
+
+TEST(cli_options, help_overall_and_per_subcommand) {
+    for (const auto& args : std::vector<std::vector<const char*>>{
+             {"--help"}, {"-h"}, {"help"}, {"--ttl", "5s", "--help"}}) {
+        const auto o = parsed(args);
+        EXPECT_EQ(o.command, "help");
+        EXPECT_EQ(o.help_topic, "");
+    }
+    for (const auto& args : std::vector<std::vector<const char*>>{{"help", "run"},
+                                                                  {"run", "--help"},
+                                                                  {"run", "-h"},
+                                                                  {"--help", "run", "k"},
+                                                                  {"run", "k", "--help"},
+                                                                  {"run", "--bogus", "--help"}}) {
+        const auto o = parsed(args);
+        EXPECT_EQ(o.command, "help");
+        EXPECT_EQ(o.help_topic, "run");
+    }
+    EXPECT_EQ(refusal({"help", "frobnicate"}),
+              "unknown command \"frobnicate\" (see redlock --help)");
+
+    const auto overview = cli::help_text("");
+    for (const auto& subcommand : every_subcommand) {
+        EXPECT_NE(overview.find("redlock " + subcommand + " [options]"), std::string::npos)
+            << subcommand;
+    }
+    EXPECT_NE(overview.find("exit status"), std::string::npos);
+    EXPECT_NE(overview.find("--nodes"), std::string::npos) << "the options of every command";
+}
+
+TEST(cli_options, version_anywhere_before_the_double_dash) {
+    for (const auto& args : std::vector<std::vector<const char*>>{{"--version"},
+                                                                  {"-V"},
+                                                                  {"acquire", "--version"},
+                                                                  {"run", "k", "-V", "--", "x"},
+                                                                  {"--version", "frobnicate"}}) {
+        EXPECT_EQ(parsed(args).command, "version") << args.size();
+    }
+    EXPECT_EQ(parsed({"--version", "--help"}).command, "help") << "help says more";
+    EXPECT_EQ(parsed({"run", "k", "--", "tool", "--version"}).command, "run")
+        << "the command's own --version";
+    EXPECT_EQ(refusal({"acquire", "--ttl", "--version", "k"}), "--ttl needs a value");
+    EXPECT_NE(cli::help_text("").find("redlock --version"), std::string::npos);
+}
+
+/// Whether `help` lists `flag` as one of its options (not just mentions it in a description):
+/// program_options starts such a line with "  --flag" or "  -f [ --flag ]".
+bool lists_option(const std::string& help, const std::string& flag) {
+    return help.find("\n  " + flag + " ") != std::string::npos ||
+           help.find(" [ " + flag + " ] ") != std::string::npos ||
+           help.find("\n  " + flag + "\n") != std::string::npos;
+}
+
+TEST(cli_options, each_subcommands_help_lists_exactly_its_options) {
+    for (const auto& subcommand : every_subcommand) {
+        const auto help = cli::help_text(subcommand);
+        EXPECT_NE(help.find("usage: redlock " + subcommand), std::string::npos) << help;
+        for (const auto& option : where_options_apply) {
+            const bool applies =
+                std::count(option.subcommands.begin(), option.subcommands.end(), subcommand) != 0;
+            EXPECT_EQ(lists_option(help, option.flag), applies) << subcommand << " " << option.flag;
+        }
+    }
+    EXPECT_NE(cli::help_text("run").find("DUR: "), std::string::npos) << "the duration syntax";
+    EXPECT_EQ(cli::help_text("demo").find("DUR: "), std::string::npos) << "demo takes none";
 }
 
 TEST(cli_options, durations_past_the_limit_are_usage_errors_not_wrapped) {

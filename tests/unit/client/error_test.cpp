@@ -12,6 +12,7 @@ TEST(error, every_value_has_its_own_message_in_one_category) {
     const errc all[] = {errc::contention,       errc::quorum_unreachable,
                         errc::validity_expired, errc::lock_lost,
                         errc::cancelled,        errc::invalid_argument,
+                        errc::nodes_quarantined,
                         errc::node_timeout,     errc::connection_failed,
                         errc::server_error,     errc::unexpected_reply,
                         errc::node_backlogged,  errc::node_quarantined,
