@@ -31,8 +31,8 @@ mark_as_advanced(REDLOCK_DPKG_SHLIBDEPS)
 if(REDLOCK_DPKG_SHLIBDEPS)
     set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
-    string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS
-           ", libc6, libgcc-s1, libstdc++6, libhiredis0.14, libssl3")
+    string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libc6, libgcc-s1, libstdc++6, libhiredis0.14, "
+           "libssl3, libboost-program-options1.81.0")
 endif()
 
 set(CPACK_SOURCE_GENERATOR TGZ)

@@ -4,7 +4,7 @@
 #                 "not found" without failing, and finds hiredis as a CMake package (hiredis 1.x)
 #   subdirectory  add_subdirectory(redlock): no CLI, tests or install rules of redlock's
 #   deb           `cpack -G DEB`, unpacked with `dpkg -x`: find_package, pkg-config --static,
-#                 the CLI
+#                 the CLI's --version
 #   shared        redlock configured with BUILD_SHARED_LIBS=ON (library only): SONAME, exported
 #                 symbols, find_package without hiredis
 # Inputs: MODE, SOURCE_DIR (redlock), BUILD_DIR (its build tree), WORK (scratch), BUILD_TYPE,
@@ -112,9 +112,12 @@ elseif(MODE STREQUAL "deb")
     if(NOT count EQUAL 1)
         message(FATAL_ERROR "consumer.deb: expected one .deb, found: ${debs}")
     endif()
-    step("dpkg-deb -f" dpkg-deb -f ${debs} Package Depends)
+    step("dpkg-deb -f" dpkg-deb -f ${debs} Version Depends)
+    string(REGEX MATCH "Version: ([^\n]+)" version "${output}")
+    set(version ${CMAKE_MATCH_1})
     # What a static redlock's consumers compile and link with, and what the CLI runs on.
-    foreach(package IN ITEMS libboost1.81-dev libhiredis-dev libssl-dev libc6)
+    foreach(package IN ITEMS libboost1.81-dev libhiredis-dev libssl-dev libc6
+                             libboost-program-options1.81.0)
         expect("Depends" "${output}" "${package}")
     endforeach()
     step("dpkg -x" dpkg -x ${debs} ${WORK}/root)
@@ -127,8 +130,8 @@ elseif(MODE STREQUAL "deb")
             message(FATAL_ERROR "consumer.deb: /usr/${file} not in the package")
         endif()
     endforeach()
-    step("redlock --help" ${usr}/bin/redlock --help)
-    expect("redlock --help" "${output}" "redlock run")
+    step("redlock --version" ${usr}/bin/redlock --version)
+    expect("redlock --version" "${output}" "^redlock ${version}\n$")
     consumer(${WORK}/cmake package -DCMAKE_PREFIX_PATH=${usr})
     # pkg-config, as a Makefile would use it: the .pc finds its prefix from its own location.
     get_filename_component(pc_dir ${pc} DIRECTORY)
