@@ -112,7 +112,7 @@ auto timed_acquire = [](asio::io_context& io, redlock::client& client, const std
     bool done = false;
     redlock::lock held;
     const auto start = clock_type::now();
-    client.async_acquire(key, once(), [&](std::error_code ec, redlock::acquire_result r) {
+    client.async_acquire(key, once(), [&](boost::system::error_code ec, redlock::acquire_result r) {
         record(clock_type::now() - start);
         if (ec) {
             std::abort();
@@ -122,7 +122,8 @@ auto timed_acquire = [](asio::io_context& io, redlock::client& client, const std
     });
     run_until(io, done);
     done = false;
-    client.async_release(held, [&](std::error_code, redlock::release_result) { done = true; });
+    client.async_release(held,
+                         [&](boost::system::error_code, redlock::release_result) { done = true; });
     run_until(io, done);
 };
 
@@ -131,14 +132,14 @@ auto timed_release = [](asio::io_context& io, redlock::client& client, const std
                         auto record) {
     bool done = false;
     redlock::lock held;
-    client.async_acquire(key, once(), [&](std::error_code, redlock::acquire_result r) {
+    client.async_acquire(key, once(), [&](boost::system::error_code, redlock::acquire_result r) {
         held = std::move(r.lock);
         done = true;
     });
     run_until(io, done);
     done = false;
     const auto start = clock_type::now();
-    client.async_release(held, [&](std::error_code ec, redlock::release_result) {
+    client.async_release(held, [&](boost::system::error_code ec, redlock::release_result) {
         record(clock_type::now() - start);
         if (ec) {
             std::abort();
@@ -153,11 +154,11 @@ auto timed_cycle = [](asio::io_context& io, redlock::client& client, const std::
                       auto record) {
     bool done = false;
     const auto start = clock_type::now();
-    client.async_acquire(key, once(), [&](std::error_code ec, redlock::acquire_result r) {
+    client.async_acquire(key, once(), [&](boost::system::error_code ec, redlock::acquire_result r) {
         if (ec) {
             std::abort();
         }
-        client.async_release(r.lock, [&](std::error_code, redlock::release_result) {
+        client.async_release(r.lock, [&](boost::system::error_code, redlock::release_result) {
             record(clock_type::now() - start);
             done = true;
         });
@@ -242,20 +243,20 @@ void throughput_distinct_keys(benchmark::State& state) {
                 done = --running == 0;
                 return;
             }
-            client.async_acquire("bench:tp:" + std::to_string(chain), once(),
-                                 [&, chain](std::error_code ec, redlock::acquire_result r) {
-                                     if (ec) {
-                                         ++failures;
-                                         cycle(chain);
-                                         return;
-                                     }
-                                     client.async_release(
-                                         r.lock,
-                                         [&, chain](std::error_code, redlock::release_result) {
-                                             ++cycles;
-                                             cycle(chain);
-                                         });
-                                 });
+            client.async_acquire(
+                "bench:tp:" + std::to_string(chain), once(),
+                [&, chain](boost::system::error_code ec, redlock::acquire_result r) {
+                    if (ec) {
+                        ++failures;
+                        cycle(chain);
+                        return;
+                    }
+                    client.async_release(
+                        r.lock, [&, chain](boost::system::error_code, redlock::release_result) {
+                            ++cycles;
+                            cycle(chain);
+                        });
+                });
         };
         const auto start = clock_type::now();
         for (int chain = 0; chain < chains; ++chain) {
@@ -296,16 +297,17 @@ void contended_single_key(benchmark::State& state) {
                 done = --running == 0;
                 return;
             }
-            client.async_acquire(
-                "bench:contended", options, [&](std::error_code ec, redlock::acquire_result r) {
-                    if (ec) {
-                        wait();
-                        return;
-                    }
-                    ++grants;
-                    client.async_release(r.lock,
-                                         [&](std::error_code, redlock::release_result) { wait(); });
-                });
+            client.async_acquire("bench:contended", options,
+                                 [&](boost::system::error_code ec, redlock::acquire_result r) {
+                                     if (ec) {
+                                         wait();
+                                         return;
+                                     }
+                                     ++grants;
+                                     client.async_release(r.lock,
+                                                          [&](boost::system::error_code,
+                                                              redlock::release_result) { wait(); });
+                                 });
         };
         const auto start = clock_type::now();
         for (int w = 0; w < waiters; ++w) {
@@ -339,7 +341,7 @@ void acquire_one_node_slowed(benchmark::State& state) {
         const auto start = clock_type::now();
         client.async_acquire(
             "bench:slow:" + std::to_string(i++), once(),
-            [&](std::error_code ec, redlock::acquire_result r) {
+            [&](boost::system::error_code ec, redlock::acquire_result r) {
                 const auto d = clock_type::now() - start;
                 if (ec) {
                     std::abort();
@@ -349,8 +351,8 @@ void acquire_one_node_slowed(benchmark::State& state) {
                     state.SetIterationTime(std::chrono::duration<double>(d).count());
                 }
                 ++releasing;
-                client.async_release(
-                    r.lock, [&](std::error_code, redlock::release_result) { --releasing; });
+                client.async_release(r.lock, [&](boost::system::error_code,
+                                                 redlock::release_result) { --releasing; });
                 done = true;
             });
         run_until(io, done);

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     // Warm: connections and allocator pools exist before the baseline.
     pipelined(io, 1000, 64, [&](std::size_t i, std::function<void()> done) {
         client.async_acquire("mem:warm:" + std::to_string(i), options,
-                             [&, done](std::error_code, redlock::acquire_result r) {
+                             [&, done](boost::system::error_code, redlock::acquire_result r) {
                                  client.async_release(r.lock, [done](auto, auto) { done(); });
                              });
     });
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     std::size_t failed = 0;
     pipelined(io, locks, 256, [&](std::size_t i, std::function<void()> done) {
         client.async_acquire("mem:held:" + std::to_string(i), options,
-                             [&, i, done](std::error_code ec, redlock::acquire_result r) {
+                             [&, i, done](boost::system::error_code ec, redlock::acquire_result r) {
                                  failed += ec ? 1 : 0;
                                  held[i] = std::move(r.lock);
                                  done();
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
             peak = std::max(peak, resident_bytes());
         }
         client.async_acquire("mem:cycle:" + std::to_string(i % 64), options,
-                             [&, done](std::error_code ec, redlock::acquire_result r) {
+                             [&, done](boost::system::error_code ec, redlock::acquire_result r) {
                                  failed += ec ? 1 : 0;
                                  client.async_release(r.lock, [done](auto, auto) { done(); });
                              });

@@ -42,7 +42,7 @@ std::vector<std::string> shown(const std::vector<std::string>& nodes) {
     return names;
 }
 
-void print_votes(const std::string& step, std::error_code ec,
+void print_votes(const std::string& step, boost::system::error_code ec,
                  const std::vector<redlock::node_vote>& votes,
                  const std::vector<std::string>& nodes) {
     std::cout << step << ": " << (ec ? ec.message() : "ok") << "\n";

@@ -1,12 +1,14 @@
 #ifndef REDLOCK_BLOCKING_CLIENT_HPP
 #define REDLOCK_BLOCKING_CLIENT_HPP
 
-#include <redlock/client.hpp>
+// Light on purpose (no Asio, no coroutines): thread-per-request code includes this in many
+// files. The client underneath lives behind the pimpl; see docs/api.md for what each public
+// header costs to include.
 #include <redlock/config.hpp>
+#include <redlock/error.hpp>
 #include <redlock/export.hpp>
 #include <redlock/lock.hpp>
-#include <redlock/watchdog.hpp>
-#include <redlock/with_lock.hpp>
+#include <redlock/locked.hpp>
 
 #include <chrono>
 #include <functional>
@@ -19,20 +21,35 @@
 
 namespace redlock {
 
+class client;
+class watchdog;
+
 /// The coordinator for thread-per-request code: owns an I/O thread running a client;
 /// every call blocks the calling thread until its operation completes. Safe to call from
 /// many threads at once; calls from inside a handler running on its own I/O thread are
 /// refused with errc::invalid_argument (they would deadlock).
+///
+/// Errors come back in `std::error_code&` out-parameters, the standard library's type for
+/// code without Asio; they compare with redlock::errc values like the asynchronous client's
+/// boost::system::error_code does, and each converts to the other.
 class REDLOCK_API blocking_client {
 public:
     /// @throws std::system_error with errc::invalid_argument when `config` is invalid.
     explicit blocking_client(client_config config);
-    /// Cancels what is in flight and joins the I/O thread. Never throws. May also run in a
+    /// close(), then joins the I/O thread once the cleanups close() let finish are done.
+    /// Never throws. May also run in a
     /// handler on the I/O thread itself (a loss handler, a posted function): then that thread
     /// finishes what is in flight and ends on its own, after the destructor returned.
     ~blocking_client();
     blocking_client(const blocking_client&) = delete;
     blocking_client& operator=(const blocking_client&) = delete;
+
+    /// client::close() on the client underneath: calls blocked on other threads return with
+    /// errc::cancelled (a watchdog's stop token is requested), later calls return
+    /// errc::client_closed at once. Returns without waiting; the destructor waits for the
+    /// cleanups close() let finish (at most the largest node_timeout in use). Safe from any
+    /// thread, idempotent, never throws.
+    void close() noexcept;
 
     /// client::async_acquire, waited for: the error goes to `ec`, the result is returned.
     acquire_result acquire(std::string_view key, const lock_options& options, std::error_code& ec);
@@ -42,6 +59,13 @@ public:
     extend_result extend(const lock& held, std::error_code& ec);
     /// client::async_release, waited for; the error goes to `ec`.
     release_result release(const lock& held, std::error_code& ec);
+
+    /// client::async_inspect: every node's view of `key`, waiting for each node up to
+    /// `timeout` (by default the connect_timeout plus 200 ms).
+    inspect_result inspect(std::string_view key, std::chrono::milliseconds timeout,
+                           std::error_code& ec);
+    /// inspect() with the default timeout.
+    inspect_result inspect(std::string_view key, std::error_code& ec);
 
     /// The seeds' `tryLock(key, ttl, wait, retries)`: up to `retries` retries after the first
     /// attempt, none starting later than `wait` after the call. Empty on failure, with `ec`.
@@ -55,6 +79,7 @@ public:
     /// stop touching the protected resource. Returns the work's value, or lock_lost (or
     /// cancelled on client shutdown) if the lock was lost, or the acquire's error. An
     /// exception from the work is rethrown after the release, unless the lock was lost.
+    /// Include <redlock/watchdog.hpp> to use the watchdog inside the work.
     template <typename Work>
     auto with_lock(std::string_view key, const lock_options& options,
                    const renewal_options& renewal, Work&& work)
@@ -78,7 +103,7 @@ public:
         return out;
     }
 
-    /// The client underneath, for asynchronous use alongside.
+    /// The client underneath, for asynchronous use alongside (include <redlock/client.hpp>).
     client& async_client() noexcept;
 
 private:

@@ -9,6 +9,7 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <memory>
@@ -29,27 +30,43 @@ class watchdog;
 ///
 /// Completion tokens: any Asio token works (callbacks, `asio::use_future`,
 /// `asio::use_awaitable`, `asio::deferred`). Handlers run on their associated executor.
+/// The error comes first as a boost::system::error_code, as in every Asio operation: a failed
+/// operation makes `use_future`'s future and a plain `use_awaitable` throw
+/// boost::system::system_error (wrap the token in `asio::as_tuple` to get the error instead).
+/// It compares equal to redlock::errc values and converts to std::error_code.
 /// Thread safety: the initiating functions may be called from any thread.
 class REDLOCK_API client {
 public:
     /// The executor given at construction; handlers without one of their own run on it.
     using executor_type = boost::asio::any_io_executor;
     /// Completion signature of async_acquire.
-    using acquire_signature = void(std::error_code, acquire_result);
+    using acquire_signature = void(boost::system::error_code, acquire_result);
     /// Completion signature of async_extend.
-    using extend_signature = void(std::error_code, extend_result);
+    using extend_signature = void(boost::system::error_code, extend_result);
     /// Completion signature of async_release.
-    using release_signature = void(std::error_code, release_result);
+    using release_signature = void(boost::system::error_code, release_result);
+    /// Completion signature of async_inspect.
+    using inspect_signature = void(boost::system::error_code, inspect_result);
 
     /// Connects lazily, on the first command for each node.
     /// @throws std::system_error with errc::invalid_argument and the reason when `config`
     ///         is invalid (no nodes, malformed or duplicate addresses, bad durations).
     client(executor_type executor, client_config config);
-    /// Operations still in flight complete with errc::cancelled. Keys they had set expire
-    /// by their TTL. Never throws.
+    /// close(), then lets go of the client: what close() lets finish still finishes.
     ~client();
     client(const client&) = delete;
     client& operator=(const client&) = delete;
+
+    /// Shuts the client down: operations in flight complete with errc::cancelled (an
+    /// interrupted acquire still sends its cleanup), every watchdog of this client stops and
+    /// its loss handler hears errc::cancelled, and the connections close once the commands
+    /// already sent (those cleanups, a release issued just before) were answered, or after
+    /// the largest node_timeout in use. Then nothing of the client keeps the executor busy:
+    /// `io_context::run()` returns once the rest of the program's work is done. Operations
+    /// started afterwards complete with errc::client_closed without sending anything.
+    /// Returns at once (the shutdown runs on the client's strand). Safe from any thread,
+    /// also from a handler; a second call does nothing. Never throws.
+    void close() noexcept;
 
     /// The executor given at construction.
     executor_type get_executor() const noexcept { return executor_; }
@@ -117,6 +134,35 @@ public:
             token, held);
     }
 
+    /// Reads what every node holds for `key`, with read-only commands (GET and PTTL, pipelined
+    /// on each node's connection: a reader ACL user needs only +get, +pttl and +info) and
+    /// reports, per node, the holder's token, the remaining PTTL, whether and how the node
+    /// answered, and whether its votes count now (restart quarantine, same server as another
+    /// node). Waits for each node up to `timeout` (which includes a first connect), never
+    /// for longer. What `redlock status` prints.
+    ///
+    /// Errors: invalid_argument (a bad key or timeout), cancelled, client_closed; a node that
+    /// fails is a failure in its view only.
+    ///
+    /// @par Per-operation cancellation
+    /// All cancellation types: completes at once with errc::cancelled.
+    template <typename CompletionToken>
+    auto async_inspect(std::string_view key, std::chrono::milliseconds timeout,
+                       CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, inspect_signature>(
+            [this](auto handler, std::string key, std::chrono::milliseconds timeout) {
+                start_inspect(std::move(key), timeout, std::move(handler));
+            },
+            token, std::string(key), timeout);
+    }
+
+    /// Waits for each node up to the connect_timeout plus 200 ms: enough for a first connect
+    /// and one round trip on a local network.
+    template <typename CompletionToken>
+    auto async_inspect(std::string_view key, CompletionToken&& token) {
+        return async_inspect(key, default_inspect_timeout(), std::forward<CompletionToken>(token));
+    }
+
 private:
     friend class watchdog;
     friend struct detail::client_access;
@@ -128,6 +174,9 @@ private:
     void start_extend(lock held, std::chrono::milliseconds ttl,
                       boost::asio::any_completion_handler<extend_signature> handler);
     void start_release(lock held, boost::asio::any_completion_handler<release_signature> handler);
+    void start_inspect(std::string key, std::chrono::milliseconds timeout,
+                       boost::asio::any_completion_handler<inspect_signature> handler);
+    std::chrono::milliseconds default_inspect_timeout() const noexcept;
 
     executor_type executor_;
     std::shared_ptr<detail::client_impl> impl_;

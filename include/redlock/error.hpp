@@ -25,10 +25,6 @@ enum class errc {
     cancelled,
     /// An argument or option was rejected before anything was sent to a node.
     invalid_argument,
-    /// No quorum only because nodes that restarted recently may not vote yet (restart
-    /// quarantine, see quarantine_options): with theirs, the grants were a majority. Their
-    /// votes say when they count again; retrying after that can succeed.
-    nodes_quarantined,
 
     // Per-node outcomes.
     /// The node did not answer within the per-node timeout.
@@ -49,6 +45,15 @@ enum class errc {
     /// The node's restarts cannot be detected (INFO server refused, e.g. an ACL user without
     /// +info): with the quarantine on, its vote does not count.
     restarts_undetectable,
+
+    // Operation outcomes, appended to keep the values above stable.
+    /// The operation was started after client::close() (or on a blocking_client after its
+    /// close()): nothing was sent. Operations already in flight then complete with cancelled.
+    client_closed,
+    /// No quorum only because nodes that restarted recently may not vote yet (restart
+    /// quarantine, see quarantine_options): they and the nodes that granted are a majority. Their
+    /// votes say when they count again; retrying after that can succeed.
+    nodes_quarantined,
 };
 
 /// The category of every error_code this library produces.

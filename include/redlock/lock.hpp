@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace redlock {
@@ -82,6 +84,47 @@ struct release_result {
     /// One vote per node, in node order.
     std::vector<node_vote> votes;
     /// A human-readable explanation of a failure.
+    std::string message;
+};
+
+/// One node's view of a key, as client::async_inspect found it. What comes from the node
+/// (`holder`, the messages) is its bytes as sent, bounded by client_config::max_reply_size:
+/// escape them before printing.
+struct node_view {
+    std::size_t node = 0; ///< index into client_config::nodes
+    /// Empty when the node answered GET with a value or nil; else why it did not:
+    /// node_timeout (no answer in time), connection_failed, node_backlogged, cancelled (the
+    /// client closed), server_error (an error reply such as NOPERM, in `message`), or
+    /// unexpected_reply (neither a string nor nil).
+    std::error_code error;
+    std::string message; ///< the text that goes with `error`: the error reply, or what failed
+    /// The token the key holds; empty when the key does not exist or `error` is set.
+    std::optional<std::string> holder;
+    /// What PTTL answered, when it answered with a number: the time the key has left,
+    /// -1 ms for a key without expiry, -2 ms for a key that is gone. GET and PTTL run one
+    /// right after the other on the node but not atomically: a key that expired in between
+    /// is held per `holder` and gone per `pttl`.
+    std::optional<std::chrono::milliseconds> pttl;
+    /// Why PTTL gave no number (the same errors as `error`), and its text.
+    std::error_code pttl_error;
+    std::string pttl_message; ///< the text that goes with `pttl_error`
+    /// The server's run_id learnt on connect (INFO server), empty when unknown.
+    std::string run_id;
+    /// Set when an earlier node of the list has the same run_id: the same server under a
+    /// second name, whose votes count once (errc::duplicate_node).
+    std::optional<std::size_t> same_server_as;
+    /// The restart quarantine: how long until the node's votes count again; empty when
+    /// they count now (docs/safety.md).
+    std::optional<std::chrono::milliseconds> quarantined_for;
+    /// Set when the node's restarts cannot be detected (INFO refused): with the quarantine
+    /// on, its votes do not count (errc::restarts_undetectable).
+    std::string restarts_undetectable;
+};
+
+/// What async_inspect reports: one view per node, in node order.
+struct inspect_result {
+    std::vector<node_view> nodes; ///< one per node, in node order
+    /// Why the inspection failed as a whole (a bad key, a closed client), else empty.
     std::string message;
 };
 

@@ -8,11 +8,13 @@
 #include <redlock/export.hpp>
 #include <redlock/fencing.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/locked.hpp>
 #include <redlock/metrics.hpp>
 #include <redlock/node_address.hpp>
 #include <redlock/scoped_lock.hpp>
 #include <redlock/vote.hpp>
 #include <redlock/watchdog.hpp>
+#include <redlock/with_lock.hpp>
 
 /// @file
 /// Every public header of the library at once.

@@ -8,6 +8,7 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -40,8 +41,9 @@ class REDLOCK_API watchdog {
 public:
     /// The monotonic clock validity is measured on.
     using clock = std::chrono::steady_clock;
-    /// Called once with the reason when the lock can no longer be trusted (see above).
-    using loss_handler = std::function<void(std::error_code)>;
+    /// Called once with the reason when the lock can no longer be trusted (see above). A
+    /// handler taking std::error_code works too (the error converts).
+    using loss_handler = std::function<void(boost::system::error_code)>;
 
     /// Starts renewing `held`, which must have been acquired through `owner`.
     /// @throws std::system_error with errc::invalid_argument when check_renewal_options()

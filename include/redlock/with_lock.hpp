@@ -4,6 +4,7 @@
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
+#include <redlock/locked.hpp>
 #include <redlock/watchdog.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -14,6 +15,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <exception>
 #include <memory>
@@ -24,23 +26,6 @@
 #include <type_traits>
 
 namespace redlock {
-
-/// The outcome of work run under a lock: `error` is empty when the lock was held from start
-/// to end and the work finished; `value` holds what the work returned.
-template <typename T>
-struct locked {
-    std::error_code error;  ///< lock_lost, cancelled, or why the acquire failed
-    std::string message;    ///< a human-readable explanation of the error
-    std::optional<T> value; ///< what the work returned; empty on error
-};
-
-/// The outcome of work without a value run under a lock: `error` is empty when the lock was
-/// held from start to end and the work finished.
-template <>
-struct locked<void> {
-    std::error_code error; ///< lock_lost, cancelled, or why the acquire failed
-    std::string message;   ///< a human-readable explanation of the error
-};
 
 namespace detail {
 template <typename Awaitable>
@@ -59,7 +44,7 @@ boost::asio::awaitable<T> run_work(Work& work, const watchdog& dog) {
 
 struct loss_signal {
     boost::asio::cancellation_signal signal;
-    std::error_code reason;
+    boost::system::error_code reason;
 };
 } // namespace detail
 
@@ -108,7 +93,7 @@ auto with_lock(client& owner, std::string key, lock_options options, renewal_opt
 
     auto executor = co_await asio::this_coro::executor;
     auto loss = std::make_shared<detail::loss_signal>();
-    watchdog dog(owner, acquired.lock, renewal, [executor, loss](std::error_code why) {
+    watchdog dog(owner, acquired.lock, renewal, [executor, loss](boost::system::error_code why) {
         // Runs on the client's strand; the work's slot belongs to the work's executor.
         asio::post(executor, [loss, why] {
             loss->reason = why;
@@ -159,7 +144,7 @@ auto with_lock(client& owner, std::string key, lock_options options, renewal_opt
     co_await dog.async_stop(uncancellable());
     auto [release_error, released] = co_await owner.async_release(dog.current(), uncancellable());
     if (dog.lost()) {
-        out.error = loss->reason ? loss->reason : make_error_code(errc::lock_lost);
+        out.error = loss->reason ? loss->reason : boost::system::error_code(errc::lock_lost);
         out.message = "the lock could no longer be trusted while the work ran";
         if constexpr (!std::is_void_v<value_type>) {
             out.value.reset();

@@ -9,6 +9,7 @@
 #include <redlock/blocking_client.hpp>
 #include <redlock/fencing.hpp>
 #include <redlock/node_address.hpp>
+#include <redlock/watchdog.hpp>
 
 #include <boost/asio/io_context.hpp>
 

@@ -75,17 +75,18 @@ acquire_result acquire_unless_interrupted(const options& o, std::error_code& ec,
     acquire_result result;
     locks->async_acquire(
         o.positional[0], to_lock_options(o),
-        asio::bind_cancellation_slot(stop_waiting.slot(), [&](std::error_code e, acquire_result r) {
-            signals.cancel();
-            ec = e;
-            result = std::move(r);
-            if (interrupted != 0 && !ec) {
-                locks->async_release(result.lock,
-                                     [&](std::error_code, release_result) { locks.reset(); });
-                return;
-            }
-            locks.reset(); // its shutdown lets the cleanups reach the nodes, then io runs dry
-        }));
+        asio::bind_cancellation_slot(
+            stop_waiting.slot(), [&](boost::system::error_code e, acquire_result r) {
+                signals.cancel();
+                ec = e;
+                result = std::move(r);
+                if (interrupted != 0 && !ec) {
+                    locks->async_release(result.lock, [&](boost::system::error_code,
+                                                          release_result) { locks.reset(); });
+                    return;
+                }
+                locks.reset(); // its shutdown lets the cleanups reach the nodes, then io runs dry
+            }));
     io.run();
     return result;
 }

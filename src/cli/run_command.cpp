@@ -47,15 +47,16 @@ public:
         wait_for_signals();
         client_->async_acquire(
             o_.positional[0], to_lock_options(o_),
-            asio::bind_cancellation_slot(
-                stop_waiting_.slot(),
-                [this](std::error_code ec, acquire_result r) { on_acquired(ec, std::move(r)); }));
+            asio::bind_cancellation_slot(stop_waiting_.slot(),
+                                         [this](boost::system::error_code ec, acquire_result r) {
+                                             on_acquired(ec, std::move(r));
+                                         }));
         io_.run();
         return status_;
     }
 
 private:
-    void on_acquired(std::error_code ec, acquire_result r) {
+    void on_acquired(boost::system::error_code ec, acquire_result r) {
         if (interrupted_ != 0) {
             // The signal came while the lock was being taken: the command never starts, and a
             // lock granted in that very moment is given back.
@@ -65,8 +66,8 @@ private:
             if (ec) {
                 finish();
             } else {
-                client_->async_release(r.lock,
-                                       [this](std::error_code, release_result) { finish(); });
+                client_->async_release(
+                    r.lock, [this](boost::system::error_code, release_result) { finish(); });
             }
             return;
         }
@@ -77,7 +78,7 @@ private:
             return;
         }
         held_ = r.lock;
-        dog_.emplace(*client_, held_, renewal_options{}, [this](std::error_code why) {
+        dog_.emplace(*client_, held_, renewal_options{}, [this](boost::system::error_code why) {
             asio::post(io_, [this, why] { on_lost(why); });
         });
         if (!spawn()) {
@@ -281,16 +282,17 @@ private:
 
     void stop_and_release() {
         dog_->async_stop([this] {
-            client_->async_release(dog_->current(), [this](std::error_code ec, release_result r) {
-                if (ec == errc::lock_lost && !lost_) {
-                    // Never noticed by renewal, yet gone by the end: still a lost lock.
-                    say(o_, "lock " + held_.key() + " was no longer held at release");
-                    lost_ = true;
-                } else if (ec && !lost_) {
-                    say(o_, "release of " + held_.key() + ": " + r.message);
-                }
-                finish();
-            });
+            client_->async_release(
+                dog_->current(), [this](boost::system::error_code ec, release_result r) {
+                    if (ec == errc::lock_lost && !lost_) {
+                        // Never noticed by renewal, yet gone by the end: still a lost lock.
+                        say(o_, "lock " + held_.key() + " was no longer held at release");
+                        lost_ = true;
+                    } else if (ec && !lost_) {
+                        say(o_, "release of " + held_.key() + ": " + r.message);
+                    }
+                    finish();
+                });
         });
     }
 

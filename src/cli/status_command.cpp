@@ -1,21 +1,20 @@
-// status: what every node holds for KEY. Read through the library's own node connections,
-// so that it reaches nodes exactly as the locks do (TLS, AUTH, SELECT, bounded replies) and
-// learns each server's run_id; every node at once, within one deadline.
+// status: what every node holds for KEY. Read through the library's own inspection
+// (client::async_inspect), so that it reaches nodes exactly as the locks do (TLS, AUTH,
+// SELECT, bounded replies) and knows each server's run_id; every node at once, within one
+// deadline.
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/terminal.hpp"
-#include "client/environment.hpp"
 #include "core/validate.hpp"
-#include "transport/commands.hpp"
 
+#include <redlock/client.hpp>
 #include <redlock/node_address.hpp>
 
 #include <boost/asio/io_context.hpp>
 
 #include <iomanip>
 #include <iostream>
-#include <map>
-#include <memory>
+#include <optional>
 
 namespace redlock::cli {
 
@@ -24,72 +23,34 @@ namespace {
 namespace asio = boost::asio;
 using std::chrono::milliseconds;
 
-/// What one node answered to one command.
-struct answer {
-    bool arrived = false;
-    std::error_code error; ///< no reply: the connection failed or was refused
-    int type = 0;          ///< REDIS_REPLY_*
-    std::string text;      ///< a string, status or error reply; the failure when `error`
-    long long integer = 0;
-};
-
-/// Every node's answers to GET and PTTL; the tag of node i's GET is 2i, of its PTTL 2i+1.
-class collector final : public detail::reply_target {
-public:
-    explicit collector(std::size_t nodes)
-        : answers_(nodes * 2) {}
-
-    void on_reply(std::uint64_t tag, const detail::node_reply& r) override {
-        if (tag >= answers_.size() || answers_[tag].arrived) {
-            return;
-        }
-        auto& a = answers_[tag];
-        a.arrived = true;
-        ++arrived_;
-        a.error = r.error;
-        if (r.error || !r.reply) {
-            a.text = std::string(r.message);
-            return;
-        }
-        a.type = r.reply->type;
-        a.integer = r.reply->type == REDIS_REPLY_INTEGER ? r.reply->integer : 0;
-        if (r.reply->str) {
-            a.text.assign(r.reply->str, r.reply->len);
-        }
-    }
-
-    const answer& get(std::size_t node) const { return answers_[node * 2]; }
-    const answer& pttl(std::size_t node) const { return answers_[node * 2 + 1]; }
-    bool complete() const { return arrived_ == answers_.size(); }
-
-private:
-    std::vector<answer> answers_;
-    std::size_t arrived_ = 0;
-};
-
 /// Node text is cut after this many bytes: a value or error of megabytes is not for reading.
 constexpr std::size_t shown = 200;
 
-std::string describe_pttl(const answer& p) {
-    if (!p.arrived) {
+std::string describe_pttl(const node_view& view) {
+    if (view.pttl_error == errc::node_timeout) {
         return "pttl: no answer";
     }
-    if (p.error) {
-        return "pttl failed (" + printable(p.text, shown) + ")";
+    if (view.pttl_error == errc::server_error) {
+        return "pttl refused (" + printable(view.pttl_message, shown) + ")";
     }
-    if (p.type == REDIS_REPLY_ERROR) {
-        return "pttl refused (" + printable(p.text, shown) + ")";
-    }
-    if (p.type != REDIS_REPLY_INTEGER) {
+    if (view.pttl_error == errc::unexpected_reply) {
         return "pttl: unexpected reply";
     }
-    if (p.integer == -1) {
+    if (view.pttl_error || !view.pttl) {
+        return "pttl failed (" + printable(view.pttl_message, shown) + ")";
+    }
+    if (*view.pttl == milliseconds(-1)) {
         return "no expiry";
     }
-    if (p.integer == -2) {
+    if (*view.pttl == milliseconds(-2)) {
         return "expired meanwhile";
     }
-    return "pttl " + std::to_string(p.integer) + " ms";
+    return "pttl " + std::to_string(view.pttl->count()) + " ms";
+}
+
+/// Whether the node gave GET no reply at all (as opposed to an error reply or an odd one).
+bool unreachable(const node_view& view) {
+    return view.error && view.error != errc::server_error && view.error != errc::unexpected_reply;
 }
 
 } // namespace
@@ -109,80 +70,68 @@ int status_command(const options& o) {
     }
 
     asio::io_context io;
-    auto replies = std::make_shared<collector>(addresses.size());
-    std::vector<std::unique_ptr<detail::node_link>> links;
-    const detail::command get{{"GET", key}, 2};
-    const detail::command pttl{{"PTTL", key}, 2};
-    // The library's own connections: TLS, AUTH, SELECT and the reply bounds as for the locks.
-    auto make_link = detail::environment::production().make_link;
+    std::optional<client> locks;
     try {
-        for (std::size_t node = 0; node < addresses.size(); ++node) {
-            links.push_back(make_link(io.get_executor(), addresses[node], config));
-            links.back()->send(get, replies, node * 2);
-            links.back()->send(pttl, replies, node * 2 + 1);
-        }
+        locks.emplace(io.get_executor(), config);
     } catch (const std::system_error& e) {
         std::cerr << "redlock status: " << printable(e.what()) << "\n";
         return exit_usage;
     }
     const auto bound = config.connect_timeout + std::max(o.node_timeout, milliseconds(200));
-    const auto deadline = std::chrono::steady_clock::now() + bound;
-    while (!replies->complete() && io.run_one_until(deadline) > 0) {
+    boost::system::error_code error;
+    inspect_result views;
+    locks->async_inspect(key, bound, [&](boost::system::error_code e, inspect_result r) {
+        error = e;
+        views = std::move(r);
+        // Nothing else to do: the connections close and io.run() returns.
+        locks->close();
+    });
+    io.run();
+    if (error) {
+        std::cerr << "redlock status: " << printable(error.message() + ": " + views.message)
+                  << "\n";
+        return error == errc::invalid_argument ? exit_usage : exit_unreachable;
     }
 
     std::size_t reachable = 0, matching = 0;
-    std::map<std::string, std::size_t> counted_run_ids; // run_id -> first node with it
-    for (std::size_t node = 0; node < addresses.size(); ++node) {
-        std::cout << std::left << std::setw(24) << addresses[node].display() << " ";
-        const auto& value = replies->get(node);
-        if (!value.arrived) {
+    for (const auto& view : views.nodes) {
+        std::cout << std::left << std::setw(24) << addresses[view.node].display() << " ";
+        if (view.error == errc::node_timeout) {
             std::cout << "unreachable (no answer within " << bound.count() << " ms)\n";
             continue;
         }
-        if (value.error) {
-            std::cout << "unreachable (" << printable(value.text, shown) << ")\n";
+        if (unreachable(view)) {
+            std::cout << "unreachable (" << printable(view.message, shown) << ")\n";
             continue;
         }
         // The library counts a server reached under two names once (errc::duplicate_node).
-        const std::string run_id(links[node]->run_id());
-        if (!run_id.empty()) {
-            const auto [first, inserted] = counted_run_ids.emplace(run_id, node);
-            if (!inserted) {
-                std::cout << "same server as " << addresses[first->second].display() << " (run_id "
-                          << printable(run_id, shown) << "): not counted\n";
-                continue;
-            }
-        }
-        if (value.type == REDIS_REPLY_ERROR) {
-            std::cout << "refused (" << printable(value.text, shown) << ")\n";
+        if (view.same_server_as) {
+            std::cout << "same server as " << addresses[*view.same_server_as].display()
+                      << " (run_id " << printable(view.run_id, shown) << "): not counted\n";
             continue;
         }
-        if (value.type != REDIS_REPLY_NIL && value.type != REDIS_REPLY_STRING) {
+        if (view.error == errc::server_error) {
+            std::cout << "refused (" << printable(view.message, shown) << ")\n";
+            continue;
+        }
+        if (view.error) {
             std::cout << "error (unexpected reply to GET)\n";
             continue;
         }
         ++reachable;
-        if (value.type == REDIS_REPLY_NIL) {
+        if (!view.holder) {
             std::cout << "free\n";
             continue;
         }
-        std::cout << "held  " << describe_pttl(replies->pttl(node)) << "  token "
-                  << printable(value.text, shown);
+        std::cout << "held  " << describe_pttl(view) << "  token "
+                  << printable(*view.holder, shown);
         if (!token.empty()) {
-            const bool ours = value.text == token;
+            const bool ours = *view.holder == token;
             matching += ours ? 1 : 0;
             std::cout << (ours ? "  (matches)" : "  (another token)");
         }
         std::cout << "\n";
     }
-
-    // What is still in flight is dropped with the connections; the io_context then runs
-    // the aborted handlers to completion.
-    for (auto& link : links) {
-        link->shutdown(milliseconds(0));
-    }
-    links.clear();
-    io.run();
 
     const std::size_t quorum = addresses.size() / 2 + 1;
     if (reachable < quorum) {

@@ -1,5 +1,8 @@
 #include "redlock/blocking_client.hpp"
 
+#include "redlock/client.hpp"
+#include "redlock/watchdog.hpp"
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
@@ -64,6 +67,10 @@ blocking_client::~blocking_client() {
     }
 }
 
+void blocking_client::close() noexcept {
+    state_->coordinator->close();
+}
+
 acquire_result blocking_client::acquire(std::string_view key, const lock_options& options,
                                         std::error_code& ec) {
     return state_->wait<acquire_result>(ec, [&](auto handler) {
@@ -85,6 +92,18 @@ extend_result blocking_client::extend(const lock& held, std::error_code& ec) {
 release_result blocking_client::release(const lock& held, std::error_code& ec) {
     return state_->wait<release_result>(
         ec, [&](auto handler) { state_->coordinator->async_release(held, std::move(handler)); });
+}
+
+inspect_result blocking_client::inspect(std::string_view key, std::chrono::milliseconds timeout,
+                                        std::error_code& ec) {
+    return state_->wait<inspect_result>(ec, [&](auto handler) {
+        state_->coordinator->async_inspect(key, timeout, std::move(handler));
+    });
+}
+
+inspect_result blocking_client::inspect(std::string_view key, std::error_code& ec) {
+    return state_->wait<inspect_result>(
+        ec, [&](auto handler) { state_->coordinator->async_inspect(key, std::move(handler)); });
 }
 
 std::optional<lock> blocking_client::try_lock(std::string_view key, std::chrono::milliseconds ttl,

@@ -4,6 +4,7 @@
 #include "core/validate.hpp"
 #include "operations/acquire_op.hpp"
 #include "operations/extend_release_traits.hpp"
+#include "operations/inspect_op.hpp"
 #include "operations/round_op.hpp"
 
 #include <boost/asio/post.hpp>
@@ -26,9 +27,16 @@ std::shared_ptr<detail::client_impl> make_impl(const client::executor_type& exec
     return std::make_shared<detail::client_impl>(executor, std::move(config), std::move(addresses));
 }
 
-/// Rejects bad input before anything is sent; true when the handler was completed.
+/// Rejects bad input, or any input once the client is closed, before anything is sent;
+/// true when the handler was completed.
 template <typename Result, typename Signature>
-bool reject(std::string why, detail::completion<Signature>& done) {
+bool reject(const detail::client_impl& impl, std::string why, detail::completion<Signature>& done) {
+    if (impl.close_requested()) {
+        Result result;
+        result.message = "the client was closed (client::close() or its destructor)";
+        done.complete(make_error_code(errc::client_closed), std::move(result));
+        return true;
+    }
     if (why.empty()) {
         return false;
     }
@@ -70,6 +78,13 @@ client::client(executor_type executor, std::shared_ptr<detail::client_impl> impl
     , impl_(std::move(impl)) {}
 
 client::~client() {
+    close();
+}
+
+void client::close() noexcept {
+    if (!impl_->request_close()) {
+        return;
+    }
     try {
         asio::post(impl_->strand(), [impl = impl_] { impl->shutdown(); });
     } catch (...) {
@@ -92,7 +107,7 @@ void client::start_acquire(std::string key, lock_options options,
     if (why.empty()) {
         why = detail::check_lock_options(options);
     }
-    if (reject<acquire_result>(std::move(why), done)) {
+    if (reject<acquire_result>(*impl_, std::move(why), done)) {
         return;
     }
     // Operations are built on the strand: they draw tokens and register with the client.
@@ -113,7 +128,7 @@ void client::start_extend(lock held, std::chrono::milliseconds ttl,
         options.ttl = ttl;
         why = detail::check_lock_options(options);
     }
-    if (reject<extend_result>(std::move(why), done)) {
+    if (reject<extend_result>(*impl_, std::move(why), done)) {
         return;
     }
     start_round<detail::extend_traits>(impl_, std::move(held), ttl, std::move(done));
@@ -121,11 +136,33 @@ void client::start_extend(lock held, std::chrono::milliseconds ttl,
 
 void client::start_release(lock held, asio::any_completion_handler<release_signature> handler) {
     detail::completion<release_signature> done(std::move(handler), executor_);
-    if (reject<release_result>(check_held(held), done)) {
+    if (reject<release_result>(*impl_, check_held(held), done)) {
         return;
     }
     const auto ttl = held.options().ttl;
     start_round<detail::release_traits>(impl_, std::move(held), ttl, std::move(done));
+}
+
+void client::start_inspect(std::string key, std::chrono::milliseconds timeout,
+                           asio::any_completion_handler<inspect_signature> handler) {
+    detail::completion<inspect_signature> done(std::move(handler), executor_);
+    auto why = detail::check_key(key);
+    if (why.empty() && (timeout.count() <= 0 || timeout > max_ttl)) {
+        why = "inspect timeout must be from 1 ms to max_ttl, not " +
+              std::to_string(timeout.count()) + " ms";
+    }
+    if (reject<inspect_result>(*impl_, std::move(why), done)) {
+        return;
+    }
+    asio::post(impl_->strand(), [impl = impl_, key = std::move(key), timeout,
+                                 done = std::move(done)]() mutable {
+        std::make_shared<detail::inspect_op>(impl, std::move(key), timeout, std::move(done))
+            ->start();
+    });
+}
+
+std::chrono::milliseconds client::default_inspect_timeout() const noexcept {
+    return impl_->config().connect_timeout + std::chrono::milliseconds(200);
 }
 
 } // namespace redlock

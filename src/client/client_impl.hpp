@@ -15,6 +15,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -51,6 +52,7 @@ public:
     std::string next_token() { return env_.next_token(); }
     std::uint64_t next_random() { return jitter_(); }
     void log(log_level level, const std::string& message) const;
+    const client_config& config() const noexcept { return config_; }
 
     /// Every operation reports the options of the keys it acts on (an extend with the ttl it
     /// sets): the quarantine covers the largest ttl in use, with the largest drift, and a
@@ -87,6 +89,11 @@ public:
     /// The observer from client_config, or null.
     metrics_observer* metrics() const noexcept { return config_.metrics.get(); }
 
+    /// client::close() was called (from any thread); the shutdown itself may still be queued
+    /// on the strand. True only for the first call.
+    bool request_close() noexcept { return !close_requested_.exchange(true); }
+    bool close_requested() const noexcept { return close_requested_.load(); }
+
     bool shut_down() const noexcept { return shut_down_; }
     /// Cancels every live operation and closes every connection.
     void shutdown();
@@ -122,6 +129,7 @@ private:
     fence_floors fences_;
     std::shared_ptr<renewal_timers> timers_;
     bool shut_down_ = false;
+    std::atomic<bool> close_requested_{false};
 };
 
 } // namespace redlock::detail

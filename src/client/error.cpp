@@ -41,6 +41,8 @@ public:
             return "node is the same server as another node; its vote counts only once";
         case errc::restarts_undetectable:
             return "node's restarts cannot be detected; its vote does not count";
+        case errc::client_closed:
+            return "client closed: the operation was started after close()";
         }
         return "unknown redlock error";
     }

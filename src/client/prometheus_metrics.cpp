@@ -146,6 +146,8 @@ std::string_view outcome_label(std::error_code e) {
         return "invalid_argument";
     case errc::nodes_quarantined:
         return "nodes_quarantined";
+    case errc::client_closed:
+        return "client_closed";
     default:
         return error_kind(e);
     }

@@ -9,8 +9,8 @@
 namespace redlock::detail {
 
 /// The error a failed round reports: `decided` (what its state machine concluded), except
-/// that a quorum missed only because nodes in restart quarantine may not vote yet (had they
-/// granted, a majority was still possible) is errc::nodes_quarantined: the
+/// that a quorum missed only because nodes in restart quarantine may not vote yet (they and
+/// the nodes that granted are a majority) is errc::nodes_quarantined: the
 /// caller learns that waiting, not fixing a node, is what helps. Changes only the report;
 /// the round failed either way.
 std::error_code failure_cause(std::error_code decided, const std::vector<node_vote>& votes);

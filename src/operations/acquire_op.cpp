@@ -167,6 +167,14 @@ void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
                        "late SET OK from " + impl_->node(tag.node).address().display() + " for " +
                            key_ + " (attempt " + std::to_string(tag.attempt) + ")");
         }
+        if (tag.attempt == fsm_.attempt() && !fsm_.raising() && !completion_.done()) {
+            // For the result's report only (what the node said, and failure_cause): the
+            // decision is taken and is not revisited. (While raising, the votes are the
+            // raise round's.)
+            std::string message(reply.message);
+            const auto counted = apply_quarantine(tag.node, c, now, message);
+            record_vote(tag.node, counted, message, now);
+        }
         return;
     }
     std::string message(reply.message);

@@ -16,7 +16,7 @@
 namespace redlock::detail {
 
 /// Which command of an operation a reply belongs to.
-enum class command_kind : std::uint8_t { set, raise, cleanup, script };
+enum class command_kind : std::uint8_t { set, raise, cleanup, script, inspect_value, inspect_pttl };
 
 struct reply_tag {
     unsigned attempt;

@@ -65,7 +65,9 @@ public:
     void on_reply(std::uint64_t packed, const node_reply& reply) override {
         auto tag = reply_tag::unpack(packed);
         const auto c = classify_script_reply(reply);
-        if (c.noscript && !tag.resent &&
+        // After close() nothing is sent again: the links refuse new commands, and an extend
+        // would renew a lock whose holder has already been told it is gone.
+        if (c.noscript && !tag.resent && !impl_->shut_down() &&
             Traits::may_resend(*impl_, fsm_, held_, completion_.done(), succeeded_, now())) {
             // Nothing ran (SCRIPT FLUSH since the connection loaded it): the same call as EVAL.
             tag.resent = true;

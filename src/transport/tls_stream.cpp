@@ -102,6 +102,10 @@ tls_stream::tls_stream(tcp_socket socket, SSL_CTX* context, boost::system::error
 }
 
 void tls_stream::close() noexcept {
+    closed_ = true;
+    if (input_) {
+        input_->socket = -1; // a send from OpenSSL now fails instead of reaching a reused fd
+    }
     boost::system::error_code ignored;
     socket_.close(ignored);
 }
@@ -131,12 +135,7 @@ tls_stream::progress tls_stream::outcome_of(SSL* session, int result,
         return progress::finished;
     default: {
         const auto code = ERR_get_error();
-        // The node closed the TCP connection without a TLS close_notify: to us, a close.
-        if (ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
-            error = boost::asio::error::eof;
-        } else {
-            error = code != 0 ? openssl_error(code) : boost::asio::ssl::error::stream_truncated;
-        }
+        error = code != 0 ? openssl_error(code) : boost::asio::ssl::error::stream_truncated;
         return progress::finished;
     }
     }
@@ -157,14 +156,7 @@ tls_stream::progress tls_stream::write_step(boost::asio::const_buffer buffer, st
         errno = 0;
         const int ok = SSL_write_ex(session_.get(), data + written, buffer.size() - written, &now);
         if (ok != 1) {
-            const progress next = outcome_of(session_.get(), ok, error);
-            if (next == progress::wants_read) {
-                // Only a renegotiation makes a write read, and sessions refuse those: the
-                // socket has one reader, the read operation.
-                error = boost::asio::error::operation_not_supported;
-                return progress::finished;
-            }
-            return next;
+            return outcome_of(session_.get(), ok, error);
         }
         written += now;
     }
@@ -173,6 +165,9 @@ tls_stream::progress tls_stream::write_step(boost::asio::const_buffer buffer, st
 
 tls_stream::progress tls_stream::read_step(boost::asio::mutable_buffer buffer, std::size_t& read,
                                            boost::system::error_code& error) {
+    if (buffer.size() == 0) {
+        return progress::finished; // as every Asio read: nothing asked, nothing waited for
+    }
     ERR_clear_error();
     errno = 0;
     const int ok = SSL_read_ex(session_.get(), buffer.data(), buffer.size(), &read);

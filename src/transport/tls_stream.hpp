@@ -1,6 +1,7 @@
 #ifndef REDLOCK_SRC_TRANSPORT_TLS_STREAM_HPP
 #define REDLOCK_SRC_TRANSPORT_TLS_STREAM_HPP
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -12,6 +13,7 @@
 #include <cstddef>
 #include <memory>
 #include <utility>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -62,8 +64,9 @@ public:
         run(read_op<std::decay_t<Handler>>{buffer, 0, std::forward<Handler>(handler)}, true);
     }
 
-    /// Cancels what is in flight (its handlers get operation_aborted) and closes the socket.
-    /// No close_notify: the node needs none.
+    /// Cancels what is in flight (its handlers get operation_aborted, also those whose
+    /// readiness had already been queued) and closes the socket. No close_notify: the node
+    /// needs none.
     void close() noexcept;
 
 private:
@@ -106,12 +109,18 @@ private:
         void complete(const boost::system::error_code& e) { std::move(handler)(e, read); }
     };
 
-    // Steps `op` until it finishes, waiting for the readiness OpenSSL asks for in between. A
-    // handler never runs inside the call that started its operation.
+    // Steps `op` until it finishes, waiting for what OpenSSL asks for in between. A handler
+    // never runs inside the call that started its operation, and nothing reaches OpenSSL (or
+    // the socket's descriptor, which may already belong to another socket) after close().
     template <typename Op>
     void run(Op op, bool started_now) {
         boost::system::error_code error;
-        const progress p = op.step(*this, error);
+        progress p = progress::finished;
+        if (closed_) {
+            error = boost::asio::error::operation_aborted;
+        } else {
+            p = op.step(*this, error);
+        }
         if (p == progress::finished) {
             if (started_now) {
                 boost::asio::post(socket_.get_executor(),
@@ -121,30 +130,47 @@ private:
             }
             return;
         }
-        if (p == progress::wants_read) {
-            socket_.async_read_some(
-                boost::asio::buffer(input_->bytes),
-                [this, op = std::move(op)](const boost::system::error_code& failed,
-                                           std::size_t length) mutable {
-                    if (failed) {
-                        op.complete(failed);
-                        return;
-                    }
-                    input_->begin = 0;
-                    input_->end = length;
-                    run(std::move(op), false);
+        if (p == progress::wants_write) {
+            socket_.async_wait(
+                tcp_socket::wait_write,
+                [this, op = std::move(op)](const boost::system::error_code& waited) mutable {
+                    resume(std::move(op), waited);
                 });
             return;
         }
-        socket_.async_wait(
-            tcp_socket::wait_write,
-            [this, op = std::move(op)](const boost::system::error_code& waited) mutable {
-                if (waited) {
-                    op.complete(waited);
-                } else {
-                    run(std::move(op), false);
-                }
-            });
+        if (reading_) {
+            // The other operation is reading the socket (a write can need input too: the
+            // rest of a post-handshake message). One reader; this one waits for its input.
+            waiting_for_input_.emplace_back(
+                [this, op = std::move(op)](const boost::system::error_code& failed) mutable {
+                    resume(std::move(op), failed);
+                });
+            return;
+        }
+        reading_ = true;
+        socket_.async_read_some(boost::asio::buffer(input_->bytes),
+                                [this, op = std::move(op)](const boost::system::error_code& failed,
+                                                           std::size_t length) mutable {
+                                    reading_ = false;
+                                    if (!failed && !closed_) {
+                                        input_->begin = 0;
+                                        input_->end = length;
+                                    }
+                                    auto waiting = std::exchange(waiting_for_input_, {});
+                                    resume(std::move(op), failed);
+                                    for (auto& waiter : waiting) {
+                                        std::move(waiter)(failed);
+                                    }
+                                });
+    }
+
+    template <typename Op>
+    void resume(Op op, const boost::system::error_code& failed) {
+        if (failed || closed_) {
+            op.complete(failed ? failed : boost::asio::error::operation_aborted);
+        } else {
+            run(std::move(op), false);
+        }
     }
 
     struct session_free {
@@ -152,6 +178,11 @@ private:
     };
 
     tcp_socket socket_;
+    bool closed_ = false;
+    bool reading_ = false;
+    // At most one operation: the other one holds the socket's read (see run).
+    std::vector<boost::asio::any_completion_handler<void(boost::system::error_code)>>
+        waiting_for_input_;
     std::unique_ptr<tls_ciphertext> input_;
     std::unique_ptr<SSL, session_free> session_;
 };

@@ -15,7 +15,7 @@ int main() {
     int status = 1;
     // An invalid key is refused before any I/O, so this needs no server.
     client.async_acquire("", redlock::lock_options{},
-                         [&](std::error_code ec, redlock::acquire_result r) {
+                         [&](boost::system::error_code ec, redlock::acquire_result r) {
                              std::cout << "quorum " << client.quorum() << ": " << ec.message()
                                        << " (" << r.message << ")\n";
                              status = ec == redlock::errc::invalid_argument ? 0 : 1;

@@ -224,7 +224,7 @@ TEST_F(acl_test, the_least_privileged_user_runs_the_whole_life_cycle) {
     {
         std::promise<std::error_code> loss;
         watchdog dog(client.async_client(), watched.lock, renewal_options{},
-                     [&](std::error_code why) { loss.set_value(why); });
+                     [&](boost::system::error_code why) { loss.set_value(why); });
         auto lost = loss.get_future();
         EXPECT_EQ(lost.wait_for(1600ms), std::future_status::timeout) << "three TTLs, not lost";
         EXPECT_GE(dog.renewals(), 6u) << "every ttl/3";

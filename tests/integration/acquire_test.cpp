@@ -199,10 +199,11 @@ TEST_F(nodes_test, cancelling_an_acquire_cleans_up_every_node) {
     const auto start = clock_type::now();
     // The signal is emitted on the client's executor, as cancellation slots require.
     boost::asio::post(io.executor(), [&] {
-        async->async_acquire(
-            "cancelled", o,
-            boost::asio::bind_cancellation_slot(
-                cancel.slot(), [&](std::error_code ec, acquire_result) { outcome.set_value(ec); }));
+        async->async_acquire("cancelled", o,
+                             boost::asio::bind_cancellation_slot(
+                                 cancel.slot(), [&](boost::system::error_code ec, acquire_result) {
+                                     outcome.set_value(ec);
+                                 }));
     });
     std::this_thread::sleep_for(100ms);
     boost::asio::post(io.executor(),
@@ -229,20 +230,21 @@ TEST_F(nodes_test, hundreds_of_concurrent_acquires_pipeline_on_five_connections)
         }
     };
     for (int i = 0; i < locks; ++i) {
-        async->async_acquire(
-            "many:" + std::to_string(i), options(), [&](std::error_code ec, acquire_result r) {
-                EXPECT_FALSE(ec) << r.message;
-                if (ec) {
-                    one_finished();
-                    return;
-                }
-                ++acquired;
-                async->async_release(r.lock, [&](std::error_code rec, release_result rr) {
-                    EXPECT_FALSE(rec) << rr.message;
-                    released += rec ? 0 : 1;
-                    one_finished();
-                });
-            });
+        async->async_acquire("many:" + std::to_string(i), options(),
+                             [&](boost::system::error_code ec, acquire_result r) {
+                                 EXPECT_FALSE(ec) << r.message;
+                                 if (ec) {
+                                     one_finished();
+                                     return;
+                                 }
+                                 ++acquired;
+                                 async->async_release(
+                                     r.lock, [&](boost::system::error_code rec, release_result rr) {
+                                         EXPECT_FALSE(rec) << rr.message;
+                                         released += rec ? 0 : 1;
+                                         one_finished();
+                                     });
+                             });
     }
     ASSERT_EQ(all_done.get_future().wait_for(20s), std::future_status::ready);
     EXPECT_EQ(acquired, locks);

@@ -200,8 +200,9 @@ TEST_F(nodes_test, shutting_down_while_names_resolve_cancels_what_waits_for_them
     std::promise<std::error_code> outcome;
     // In one handler: the acquire's SETs wait for the names when the shutdown comes.
     boost::asio::post(io.executor(), [&] {
-        async->async_acquire("while-resolving", options(),
-                             [&](std::error_code ec, acquire_result) { outcome.set_value(ec); });
+        async->async_acquire(
+            "while-resolving", options(),
+            [&](boost::system::error_code ec, acquire_result) { outcome.set_value(ec); });
         async.reset();
     });
     auto result = outcome.get_future();

@@ -181,13 +181,16 @@ TEST_F(proxied_test, a_client_frozen_between_sending_and_reading_gets_no_stale_l
         nodes.proxy(node).set_latency(30ms);
     }
     // Warm the connections so that the SETs go out at once.
-    auto [warm_error, warm] = c.async_acquire("warm", options(), asio::use_future).get();
+    settled<acquire_result> warmed;
+    c.async_acquire("warm", options(), warmed);
+    auto [warm_error, warm] = warmed.get();
     ASSERT_FALSE(warm_error) << warm.message;
     c.async_release(warm.lock, asio::use_future).get();
 
     auto o = options(200ms);
     o.node_timeout = 1s; // only the validity horizon (195 ms) bounds the attempt
-    auto pending = c.async_acquire("frozen", o, asio::use_future);
+    settled<acquire_result> pending;
+    c.async_acquire("frozen", o, pending);
     // The SETs are on the wire; the replies come in 30 ms. Freeze the client's only thread
     // for longer than the TTL, as a GC pause or SIGSTOP of the process would.
     std::this_thread::sleep_for(10ms);

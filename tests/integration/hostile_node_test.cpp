@@ -432,7 +432,7 @@ TEST_P(hostile_node, a_watchdog_renews_on_the_honest_two_with_bounded_memory) {
     {
         std::atomic<bool> lost{false};
         watchdog dog(client.async_client(), got.lock, renewal_options{},
-                     [&](std::error_code) { lost = true; });
+                     [&](boost::system::error_code) { lost = true; });
         const auto until = clock_type::now() + 3s;
         while (clock_type::now() < until) {
             std::this_thread::sleep_for(50ms);

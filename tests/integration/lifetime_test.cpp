@@ -25,7 +25,7 @@ struct loss_probe {
     clock_type::time_point at{};
 
     watchdog::loss_handler handler() {
-        return [this](std::error_code why) {
+        return [this](boost::system::error_code why) {
             std::lock_guard guard(mutex);
             reason = why;
             at = clock_type::now();
@@ -166,7 +166,7 @@ TEST_F(nodes_test, a_client_destroyed_with_commands_in_flight_outlives_their_rep
     auto owner = std::make_unique<client>(io.get_executor(), single);
     std::optional<std::error_code> outcome;
     owner->async_acquire("in-flight", options(),
-                         [&](std::error_code ec, acquire_result) { outcome = ec; });
+                         [&](boost::system::error_code ec, acquire_result) { outcome = ec; });
     asio::post(io, [&] { owner.reset(); });
     io.run();
     ASSERT_TRUE(outcome.has_value());
@@ -186,13 +186,13 @@ TEST_F(nodes_test, a_throwing_handler_leaves_through_run_and_the_client_carries_
     std::optional<lock> first;
     std::optional<std::error_code> second_error;
     std::optional<lock> second;
-    c.async_acquire("throwing", options(), [&](std::error_code ec, acquire_result r) {
+    c.async_acquire("throwing", options(), [&](boost::system::error_code ec, acquire_result r) {
         if (!ec) {
             first = r.lock;
         }
         throw std::runtime_error("handler failed");
     });
-    c.async_acquire("behind-it", options(), [&](std::error_code ec, acquire_result r) {
+    c.async_acquire("behind-it", options(), [&](boost::system::error_code ec, acquire_result r) {
         second_error = ec;
         if (!ec) {
             second = r.lock;
@@ -208,7 +208,7 @@ TEST_F(nodes_test, a_throwing_handler_leaves_through_run_and_the_client_carries_
     std::error_code release_error = make_error_code(errc::cancelled);
     std::size_t released = 0;
     for (const auto& held : {*first, *second}) {
-        c.async_release(held, [&](std::error_code ec, release_result r) {
+        c.async_release(held, [&](boost::system::error_code ec, release_result r) {
             release_error = ec;
             released += r.released;
         });
@@ -242,14 +242,15 @@ TEST_F(nodes_test, a_release_issued_as_the_client_is_torn_down_still_reaches_eve
     asio::io_context io;
     std::optional<client> owner(std::in_place, io.get_executor(), config());
     bool acquired = false;
-    owner->async_acquire("teardown", options(30s), [&](std::error_code ec, acquire_result r) {
-        acquired = !ec;
-        if (ec) {
-            return;
-        }
-        owner->async_release(r.lock, [](std::error_code, release_result) {});
-        owner.reset();
-    });
+    owner->async_acquire(
+        "teardown", options(30s), [&](boost::system::error_code ec, acquire_result r) {
+            acquired = !ec;
+            if (ec) {
+                return;
+            }
+            owner->async_release(r.lock, [](boost::system::error_code, release_result) {});
+            owner.reset();
+        });
     io.run(); // returns once the shutdown drained: bounded by node_timeout
     ASSERT_TRUE(acquired);
     EXPECT_EQ(keys_everywhere(), 0) << "the release went out before the connections closed";
@@ -264,15 +265,16 @@ TEST_F(nodes_test, a_release_sent_while_the_connections_are_still_being_made_is_
     bool acquired = false;
     auto patient = options(30s);
     patient.node_timeout = 2s; // the drain's bound: generous for a loaded sanitizer run
-    owner->async_acquire("teardown-connecting", patient, [&](std::error_code ec, acquire_result r) {
-        acquired = !ec;
-        owner.reset();
-        if (ec) {
-            return;
-        }
-        releaser->async_release(r.lock, [](std::error_code, release_result) {});
-        releaser.reset();
-    });
+    owner->async_acquire(
+        "teardown-connecting", patient, [&](boost::system::error_code ec, acquire_result r) {
+            acquired = !ec;
+            owner.reset();
+            if (ec) {
+                return;
+            }
+            releaser->async_release(r.lock, [](boost::system::error_code, release_result) {});
+            releaser.reset();
+        });
     io.run(); // returns once both clients closed
     ASSERT_TRUE(acquired);
     EXPECT_EQ(keys_everywhere(), 0) << "the held-back release went out before the client closed";

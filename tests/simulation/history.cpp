@@ -182,6 +182,11 @@ void history::on_send(int client, int node, const std::vector<std::string>& args
         token = args[5];
         creates = is(detail::fence_acquire_script);
     }
+    if (creates && closed_.count(client)) {
+        violation("(i) command after close", "client c" + std::to_string(client) + " sent " + verb +
+                                                 " for token " + token +
+                                                 " after its close() had run");
+    }
     if (creates && released_.count(token)) {
         violation("(g) command after release",
                   "client c" + std::to_string(client) + " sent " + verb + " " +

@@ -22,7 +22,9 @@ namespace redlock::sim {
 /// (e) after quiescence plus the largest TTL no lock key remains (checked by the runner);
 /// (f) every completion handler runs exactly once;
 /// (g) nothing extends or re-creates a lock after its holder sent the release;
-/// (h) with_lock never throws for work that does not throw (the workload's never does).
+/// (h) with_lock never throws for work that does not throw (the workload's never does);
+/// (i) once a client's close() has run, it sends nothing that takes or extends a lock;
+/// (j) a watchdog whose client was closed has told its holder (checked by the runner).
 class history {
 public:
     explicit history(world& w)
@@ -52,6 +54,8 @@ public:
     /// with_lock returned success for work that ran from work_start to now.
     void with_lock_success(int holder, real_ns work_start);
     void release_intent(const std::string& token) { releasing_.insert(token); }
+    /// The client's close() has run on its strand: for (i).
+    void client_closed(int client) { closed_.insert(client); }
 
     void pause(int client, real_ns from, real_ns to) {
         pauses_[static_cast<std::size_t>(client)].push_back({from, to});
@@ -111,6 +115,7 @@ private:
     std::vector<holder> holders_;
     std::set<std::string> releasing_;
     std::set<std::string> released_;
+    std::set<int> closed_;
     std::vector<int> calls_;
     std::vector<std::string> violations_;
     std::vector<std::string> notes_;

@@ -43,7 +43,8 @@ struct op_plan {
 };
 
 struct fault {
-    enum class kind { pause, partition, cut, crash, flush } what = kind::pause;
+    /// close: client::close() on `client` at `at`, whatever it is doing then.
+    enum class kind { pause, partition, cut, crash, flush, close } what = kind::pause;
     real_ns at = 0;
     real_ns duration = 0;
     int client = 0;

@@ -156,6 +156,19 @@ void schedule::schedule_fault(const fault& f) {
     case fault::kind::flush:
         w_.at(f.at, -1, [this, f] { nodes_[static_cast<std::size_t>(f.node)]->flush_scripts(); });
         return;
+    case fault::kind::close:
+        // The client's own act (held back while it is paused), whatever it has in flight.
+        w_.at(f.at, f.client, [this, f] {
+            auto& slot = clients_[static_cast<std::size_t>(f.client)];
+            SIM_TRACE(w_, who(f.client), "close()");
+            slot.client->close();
+            // Posted behind the shutdown close() queued on the strand: runs right after it.
+            asio::post(detail::client_access::impl(*slot.client)->strand(), [this, f] {
+                clients_[static_cast<std::size_t>(f.client)].closed = true;
+                h_.client_closed(f.client);
+            });
+        });
+        return;
     }
 }
 
@@ -167,12 +180,18 @@ std::int64_t schedule::local_now(int c) const {
     return h_.clock(c).local(w_.now());
 }
 
-std::list<schedule::watch>::iterator schedule::add_watch(const watchdog& dog, int holder) {
-    return watches_.insert(watches_.end(), watch{&dog, holder, dog.renewals(), false});
+std::list<schedule::watch>::iterator schedule::add_watch(const watchdog& dog, int holder,
+                                                         int client) {
+    return watches_.insert(watches_.end(), watch{&dog, holder, client, dog.renewals(), false});
 }
 
 void schedule::remove_watch(std::list<watch>::iterator it) {
     poll(*it);
+    if (clients_[static_cast<std::size_t>(it->client)].closed && !it->lost) {
+        h_.violation("(j) close() did not stop a watchdog",
+                     who(it->client) + " h" + std::to_string(it->holder) +
+                         ": its client was closed, yet its holder was never told");
+    }
     h_.watch_ended(it->holder, it->lost);
     watches_.erase(it);
 }

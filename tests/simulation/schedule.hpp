@@ -47,10 +47,13 @@ private:
     struct client_slot {
         std::unique_ptr<redlock::client> client;
         bool done = false;
+        /// Its close() has run on its strand: the shutdown is over.
+        bool closed = false;
     };
     struct watch {
         const watchdog* dog;
         int holder;
+        int client;
         std::uint64_t renewals = 0;
         bool lost = false;
     };
@@ -59,7 +62,7 @@ private:
     void schedule_fault(const fault& f);
     void poll_watches();
     void poll(watch& w);
-    std::list<watch>::iterator add_watch(const watchdog& dog, int holder);
+    std::list<watch>::iterator add_watch(const watchdog& dog, int holder, int client);
     void remove_watch(std::list<watch>::iterator it);
     std::string who(int c) const { return "c" + std::to_string(c); }
     std::int64_t local_now(int c) const;

@@ -5,7 +5,8 @@
 namespace redlock::sim {
 
 world::world(std::uint64_t seed, bool tracing)
-    : rng_(seed)
+    : seed_(seed)
+    , rng_(seed)
     , tracing_(tracing) {}
 
 std::int64_t world::uniform(std::int64_t lo, std::int64_t hi) {

@@ -32,6 +32,7 @@ public:
 
     real_ns now() const noexcept { return now_; }
     std::mt19937_64& rng() noexcept { return rng_; }
+    std::uint64_t seed() const noexcept { return seed_; }
     boost::asio::io_context& io() noexcept { return io_; }
 
     /// Uniform in [lo, hi].
@@ -78,6 +79,7 @@ private:
     void drain();
 
     real_ns now_ = 0;
+    std::uint64_t seed_;
     std::uint64_t seq_ = 0;
     std::mt19937_64 rng_;
     boost::asio::io_context io_;

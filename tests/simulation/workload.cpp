@@ -216,8 +216,9 @@ asio::awaitable<void> schedule::run_watchdog(int c, const op_plan& op) {
     {
         // (f) for the loss handler too: at most once, and exactly once if lost() says so.
         auto losses = std::make_shared<int>(0);
-        watchdog dog(cl, granted->held, op.renewal, [losses](std::error_code) { ++*losses; });
-        auto it = add_watch(dog, hid);
+        watchdog dog(cl, granted->held, op.renewal,
+                     [losses](boost::system::error_code) { ++*losses; });
+        auto it = add_watch(dog, hid, c);
         SIM_TRACE(w_, who(c),
                   "watchdog on h" + std::to_string(hid) + " for " + ms_text(op.hold) +
                       (op.renewal.recreate_missing ? " (recreate_missing)" : ""));
@@ -259,7 +260,7 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
             hid = h_.grant(c, op.key, current.token(), current.fencing_token(),
                            local(dog.valid_until()), true);
             work_start = w_.now();
-            auto it = add_watch(dog, hid);
+            auto it = add_watch(dog, hid, c);
             co_await sim_sleep(w_, h_.clock(c), c, op.hold, op.cancellable_work, as_tuple);
             remove_watch(it);
             h_.end(hid);

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_TESTS_SUPPORT_FIXTURE_HPP
 #define REDLOCK_TESTS_SUPPORT_FIXTURE_HPP
 
+#include "support/settled.hpp"
 #include "support/topology.hpp"
 
 #include <redlock/redlock.hpp>

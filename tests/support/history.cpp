@@ -1,4 +1,5 @@
 #include "support/history.hpp"
+#include "support/settled.hpp"
 
 #include <redlock/client.hpp>
 
@@ -85,7 +86,9 @@ contender_outcome run_contenders(const contender_options& o, unsigned threads) {
             std::uint64_t failures = 0;
             while (std::chrono::steady_clock::now() < until) {
                 const auto& key = o.keys[pick(random)];
-                auto [ec, r] = client->async_acquire(key, lo, boost::asio::use_future).get();
+                settled<acquire_result> acquired;
+                client->async_acquire(key, lo, acquired);
+                auto [ec, r] = acquired.get();
                 if (ec) {
                     failures += ec == errc::contention ? 0 : 1;
                     continue;
@@ -100,7 +103,7 @@ contender_outcome run_contenders(const contender_options& o, unsigned threads) {
                 g.ended_ns = std::min(monotonic_ns(), to_ns(r.lock.valid_until()));
                 // Not waited for, as a service would not: the interval ended when the
                 // release was sent, and a slow node must not hold the next grant back.
-                client->async_release(r.lock, [](std::error_code, release_result) {});
+                client->async_release(r.lock, [](boost::system::error_code, release_result) {});
                 mine.push_back(g);
             }
             std::lock_guard<std::mutex> guard(mutex);

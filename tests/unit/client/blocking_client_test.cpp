@@ -1,4 +1,12 @@
 #include <redlock/blocking_client.hpp>
+// Thread-per-request code includes the facade everywhere: it must not bring Asio or its
+// coroutine machinery along (docs/api.md, "Include cost").
+#if defined(BOOST_ASIO_AWAITABLE_HPP) || defined(BOOST_ASIO_CO_SPAWN_HPP) ||                       \
+    defined(BOOST_ASIO_ANY_IO_EXECUTOR_HPP) || defined(BOOST_ASIO_IO_CONTEXT_HPP)
+#error "blocking_client.hpp includes Asio"
+#endif
+
+#include <redlock/client.hpp>
 
 #include <gtest/gtest.h>
 
@@ -50,8 +58,9 @@ TEST(blocking_client, may_be_destroyed_by_a_handler_on_its_own_io_thread) {
     options.retry.max_attempts = 0;
     options.retry.wait_budget = std::chrono::seconds(5);
     std::promise<std::error_code> acquired;
-    async.async_acquire(
-        "k", options, [&](std::error_code ec, redlock::acquire_result) { acquired.set_value(ec); });
+    async.async_acquire("k", options, [&](boost::system::error_code ec, redlock::acquire_result) {
+        acquired.set_value(ec);
+    });
     std::promise<void> destroyed;
     boost::asio::post(async.get_executor(), [&] {
         owned.reset();

@@ -4,7 +4,6 @@
 #include <redlock/blocking_client.hpp>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 
 #include <gtest/gtest.h>
 
@@ -65,7 +64,7 @@ TEST(client_arguments, bad_acquire_input_completes_with_invalid_argument_never_i
     for (auto& c : cases) {
         client.async_acquire(
             c.key, c.options,
-            [&, mentions = c.mentions](std::error_code ec, redlock::acquire_result r) {
+            [&, mentions = c.mentions](boost::system::error_code ec, redlock::acquire_result r) {
                 ++completed;
                 EXPECT_EQ(ec, redlock::errc::invalid_argument);
                 EXPECT_NE(r.message.find(mentions), std::string::npos) << r.message;
@@ -81,14 +80,22 @@ TEST(client_arguments, bad_acquire_input_completes_with_invalid_argument_never_i
 TEST(client_arguments, releasing_or_extending_a_lock_not_held_is_refused) {
     asio::io_context io;
     redlock::client client(io.get_executor(), unreachable());
-    auto released = client.async_release(redlock::lock{}, asio::use_future);
-    auto extended = client.async_extend(redlock::lock{}, 1s, asio::use_future);
+    boost::system::error_code release_ec, extend_ec;
+    redlock::release_result release;
+    redlock::extend_result extend;
+    client.async_release(redlock::lock{},
+                         [&](boost::system::error_code ec, redlock::release_result r) {
+                             release_ec = ec;
+                             release = std::move(r);
+                         });
+    client.async_extend(redlock::lock{}, 1s,
+                        [&](boost::system::error_code ec, redlock::extend_result r) {
+                            extend_ec = ec;
+                            extend = std::move(r);
+                        });
     io.run();
-    // use_future treats only boost::system::error_code specially: this yields a tuple.
-    auto [release_ec, release] = released.get();
     EXPECT_EQ(release_ec, redlock::errc::invalid_argument);
     EXPECT_NE(release.message.find("not held"), std::string::npos);
-    auto [extend_ec, extend] = extended.get();
     EXPECT_EQ(extend_ec, redlock::errc::invalid_argument);
     EXPECT_FALSE(extend.lock.held());
 }

@@ -141,20 +141,22 @@ public:
     }
 
     /// Starts an acquire and answers what it sends, leaving it wherever that gets it.
-    void start_acquire(const redlock::lock_options& options,
-                       std::function<void(std::error_code, redlock::acquire_result)> done) {
+    void
+    start_acquire(const redlock::lock_options& options,
+                  std::function<void(boost::system::error_code, redlock::acquire_result)> done) {
         client_->async_acquire("k", options, std::move(done));
         answer();
     }
 
-    std::pair<std::error_code, redlock::acquire_result>
+    std::pair<boost::system::error_code, redlock::acquire_result>
     try_acquire(const redlock::lock_options& options) {
-        std::pair<std::error_code, redlock::acquire_result> outcome;
+        std::pair<boost::system::error_code, redlock::acquire_result> outcome;
         bool done = false;
-        client_->async_acquire("k", options, [&](std::error_code ec, redlock::acquire_result r) {
-            outcome = {ec, std::move(r)};
-            done = true;
-        });
+        client_->async_acquire("k", options,
+                               [&](boost::system::error_code ec, redlock::acquire_result r) {
+                                   outcome = {ec, std::move(r)};
+                                   done = true;
+                               });
         answer();
         EXPECT_TRUE(done);
         return outcome;
@@ -168,10 +170,11 @@ public:
 
     redlock::lock extend(const redlock::lock& held, std::chrono::milliseconds ttl) {
         std::optional<redlock::lock> extended;
-        client_->async_extend(held, ttl, [&](std::error_code ec, redlock::extend_result r) {
-            EXPECT_FALSE(ec) << r.message;
-            extended = std::move(r.lock);
-        });
+        client_->async_extend(held, ttl,
+                              [&](boost::system::error_code ec, redlock::extend_result r) {
+                                  EXPECT_FALSE(ec) << r.message;
+                                  extended = std::move(r.lock);
+                              });
         answer();
         EXPECT_TRUE(extended);
         return extended ? *extended : redlock::lock{};
@@ -179,7 +182,7 @@ public:
 
     /// Starts a release; `rounds` times, every node answers what it was sent.
     void release(const redlock::lock& held, int rounds) {
-        client_->async_release(held, [](std::error_code, redlock::release_result) {});
+        client_->async_release(held, [](boost::system::error_code, redlock::release_result) {});
         for (int i = 0; i < rounds; ++i) {
             io_.poll();
             io_.restart();
@@ -283,8 +286,8 @@ TEST(client_shutdown, ends_an_acquire_sleeping_between_attempts) {
         }
         redlock::lock_options options;
         options.retry.max_attempts = 3;
-        c.start_acquire(options,
-                        [&](std::error_code ec, redlock::acquire_result) { outcome = ec; });
+        c.start_acquire(
+            options, [&](boost::system::error_code ec, redlock::acquire_result) { outcome = ec; });
         EXPECT_FALSE(outcome) << "refused everywhere, it sleeps before its second attempt";
     } // the client goes, and shuts down
     EXPECT_EQ(outcome, std::optional<std::error_code>(redlock::errc::cancelled));

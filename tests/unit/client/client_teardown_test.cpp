@@ -35,7 +35,8 @@ TEST(client_teardown, while_connections_back_off_on_a_multithreaded_context) {
         options.retry.backoff_max = 1ms;
         std::promise<std::error_code> done;
         client->async_acquire(
-            "k", options, [&](std::error_code ec, redlock::acquire_result) { done.set_value(ec); });
+            "k", options,
+            [&](boost::system::error_code ec, redlock::acquire_result) { done.set_value(ec); });
         failed += done.get_future().get() == redlock::errc::quorum_unreachable ? 1 : 0;
         client.reset();
     }

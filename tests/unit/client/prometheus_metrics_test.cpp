@@ -83,6 +83,7 @@ TEST(prometheus_metrics, outcome_labels) {
     EXPECT_EQ(redlock::outcome_label({}), "ok");
     EXPECT_EQ(redlock::outcome_label(errc::validity_expired), "validity_expired");
     EXPECT_EQ(redlock::outcome_label(errc::node_quarantined), "quarantined");
+    EXPECT_EQ(redlock::outcome_label(errc::client_closed), "client_closed");
     EXPECT_EQ(redlock::outcome_label(std::make_error_code(std::errc::io_error)), "other");
 }
 

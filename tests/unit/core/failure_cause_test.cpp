@@ -25,6 +25,7 @@ const node_vote refused = vote(node_outcome::refused);
 const node_vote pending = vote(node_outcome::pending);
 const node_vote quarantined = vote(node_outcome::failed, errc::node_quarantined);
 const node_vote timed_out = vote(node_outcome::failed, errc::node_timeout);
+const node_vote server_error = vote(node_outcome::failed, errc::server_error);
 
 TEST(failure_cause, quarantined_nodes_that_would_have_made_the_majority_are_the_cause) {
     EXPECT_EQ(failure_cause(errc::quorum_unreachable,
@@ -35,12 +36,18 @@ TEST(failure_cause, quarantined_nodes_that_would_have_made_the_majority_are_the_
               errc::nodes_quarantined);
 }
 
-TEST(failure_cause, nodes_still_pending_when_the_round_was_decided_could_have_granted) {
-    // Two refusals and one quarantined vote ruled the quorum out early; had the quarantined
-    // node granted, the two pending ones could still have made three.
+TEST(failure_cause, nodes_that_never_answered_count_for_neither_side) {
+    // Late replies are recorded before the result is reported; what stays pending never
+    // answered, and nobody knows what it would have said.
     EXPECT_EQ(
         failure_cause(errc::quorum_unreachable, {refused, refused, quarantined, pending, pending}),
-        errc::nodes_quarantined);
+        errc::quorum_unreachable);
+    EXPECT_EQ(failure_cause(errc::quorum_unreachable,
+                            {quarantined, server_error, server_error, pending, pending}),
+              errc::quorum_unreachable);
+    EXPECT_EQ(failure_cause(errc::quorum_unreachable,
+                            {refused, refused, quarantined, quarantined, quarantined}),
+              errc::nodes_quarantined);
 }
 
 TEST(failure_cause, quarantine_that_could_not_have_changed_the_outcome_is_not_the_cause) {
