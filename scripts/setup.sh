@@ -7,7 +7,7 @@ build=${BUILD_DIR:-$root/build}
 
 packages=(build-essential cmake pkg-config python3 libboost1.81-dev libboost-program-options1.81-dev
           libhiredis-dev libssl-dev openssl libgtest-dev libbenchmark-dev redis-server redis-tools
-          clang-14 libclang-rt-14-dev)
+          clang-14 libclang-rt-14-dev doxygen)
 # EXTRA_PACKAGES: more for a caller (bench/compare.sh); SETUP_SKIP_BUILD=1: packages only.
 read -r -a extra <<< "${EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")

@@ -6,6 +6,7 @@
 // header costs to include.
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/locked.hpp>
 
@@ -31,7 +32,7 @@ class watchdog;
 /// Errors come back in `std::error_code&` out-parameters, the standard library's type for
 /// code without Asio; they compare with redlock::errc values like the asynchronous client's
 /// boost::system::error_code does, and each converts to the other.
-class blocking_client {
+class REDLOCK_API blocking_client {
 public:
     /// @throws std::system_error with errc::invalid_argument when `config` is invalid.
     explicit blocking_client(client_config config);
@@ -50,15 +51,20 @@ public:
     /// thread, idempotent, never throws.
     void close() noexcept;
 
+    /// client::async_acquire, waited for: the error goes to `ec`, the result is returned.
     acquire_result acquire(std::string_view key, const lock_options& options, std::error_code& ec);
+    /// client::async_extend to `ttl` from now, waited for; the error goes to `ec`.
     extend_result extend(const lock& held, std::chrono::milliseconds ttl, std::error_code& ec);
+    /// Extends by the ttl the lock was acquired with, waited for; the error goes to `ec`.
     extend_result extend(const lock& held, std::error_code& ec);
+    /// client::async_release, waited for; the error goes to `ec`.
     release_result release(const lock& held, std::error_code& ec);
 
     /// client::async_inspect: every node's view of `key`, waiting for each node up to
     /// `timeout` (by default the connect_timeout plus 200 ms).
     inspect_result inspect(std::string_view key, std::chrono::milliseconds timeout,
                            std::error_code& ec);
+    /// inspect() with the default timeout.
     inspect_result inspect(std::string_view key, std::error_code& ec);
 
     /// The seeds' `tryLock(key, ttl, wait, retries)`: up to `retries` retries after the first

@@ -3,6 +3,7 @@
 
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 #include <redlock/lock.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -34,12 +35,17 @@ class watchdog;
 /// boost::system::system_error (wrap the token in `asio::as_tuple` to get the error instead).
 /// It compares equal to redlock::errc values and converts to std::error_code.
 /// Thread safety: the initiating functions may be called from any thread.
-class client {
+class REDLOCK_API client {
 public:
+    /// The executor given at construction; handlers without one of their own run on it.
     using executor_type = boost::asio::any_io_executor;
+    /// Completion signature of async_acquire.
     using acquire_signature = void(boost::system::error_code, acquire_result);
+    /// Completion signature of async_extend.
     using extend_signature = void(boost::system::error_code, extend_result);
+    /// Completion signature of async_release.
     using release_signature = void(boost::system::error_code, release_result);
+    /// Completion signature of async_inspect.
     using inspect_signature = void(boost::system::error_code, inspect_result);
 
     /// Connects lazily, on the first command for each node.
@@ -62,7 +68,9 @@ public:
     /// also from a handler; a second call does nothing. Never throws.
     void close() noexcept;
 
+    /// The executor given at construction.
     executor_type get_executor() const noexcept { return executor_; }
+    /// The number of nodes in client_config::nodes.
     std::size_t node_count() const noexcept;
     /// node_count() / 2 + 1.
     std::size_t quorum() const noexcept;

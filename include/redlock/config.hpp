@@ -16,13 +16,20 @@ inline constexpr std::size_t max_key_size = 1024;
 /// Bounds of client_config::max_reply_size: INFO server must fit, and hiredis counts
 /// lengths in int.
 inline constexpr std::size_t smallest_reply_bound = 16 * 1024;
-inline constexpr std::size_t largest_reply_bound = 1024 * 1024 * 1024;
+inline constexpr std::size_t largest_reply_bound = 1024 * 1024 * 1024; ///< 1 GiB
 /// Longest ttl accepted: what a signed 32-bit millisecond count holds (about 24.8 days).
 inline constexpr std::chrono::milliseconds max_ttl{2147483647};
 
 class metrics_observer;
 
-enum class log_level { debug, info, warning, error };
+/// How much a log line matters.
+enum class log_level {
+    debug,   ///< routine detail: a connection made, a late reply, a reconnect scheduled
+    info,    ///< notable normal events (the library logs none at present)
+    warning, ///< something is off and the library carries on: a broken connection, a failed
+             ///< cleanup, TLS verification disabled
+    error,   ///< something failed: a lock lost, AUTH refused, a node whose votes cannot count
+};
 
 /// Receives the library's log lines. Called on the client's executor; must not block.
 using logger = std::function<void(log_level, std::string_view message)>;
@@ -52,7 +59,7 @@ struct tls_options {
     /// Client certificate chain and its private key (PEM), for nodes that require mutual TLS
     /// (redis-server --tls-auth-clients yes). Both or neither.
     std::string certificate_file;
-    std::string private_key_file;
+    std::string private_key_file; ///< The private key of certificate_file (PEM).
     /// Name sent as SNI and checked against the server's certificate. Empty means each node's
     /// own host; an IP literal is checked against the certificate's IP addresses.
     std::string server_name;
@@ -76,7 +83,7 @@ struct client_config {
     /// After a failed connection, the node is not retried before this delay, doubled on
     /// every further failure up to reconnect_delay_max. Commands for it fail fast meanwhile.
     std::chrono::milliseconds reconnect_delay_initial{50};
-    std::chrono::milliseconds reconnect_delay_max{2000};
+    std::chrono::milliseconds reconnect_delay_max{2000}; ///< Cap of the doubled delay.
     /// Commands sent to one node and not yet answered, beyond which new commands fail
     /// with node_backlogged instead of queueing behind a stalled node.
     std::size_t max_in_flight_per_node = 65536;
@@ -90,6 +97,7 @@ struct client_config {
     tls_options tls;
     /// Optional; nothing is logged when empty.
     logger log;
+    /// Restart quarantine; see quarantine_options.
     quarantine_options quarantine;
     /// Optional; see metrics.hpp (prometheus_metrics renders the Prometheus text format).
     std::shared_ptr<metrics_observer> metrics;
@@ -120,7 +128,7 @@ struct retry_options {
     /// Full-jitter backoff: before retry k the caller sleeps a uniform random time in
     /// [0, min(backoff_max, backoff_initial * 2^(k-1))].
     std::chrono::milliseconds backoff_initial{20};
-    std::chrono::milliseconds backoff_max{500};
+    std::chrono::milliseconds backoff_max{500}; ///< Cap of the doubled backoff.
 };
 
 /// The lock itself: how long it lives and how its validity is judged.
@@ -133,9 +141,10 @@ struct lock_options {
     /// drift = ttl * clock_drift_factor + drift_allowance, subtracted from the validity
     /// to cover clock-rate differences between this process and the nodes.
     double clock_drift_factor = 0.01;
-    std::chrono::milliseconds drift_allowance{2};
+    std::chrono::milliseconds drift_allowance{2}; ///< The constant part of the drift.
     /// A quorum counts only if at least this much validity is left.
     std::chrono::milliseconds min_validity{1};
+    /// How acquire retries after a failed attempt; see retry_options.
     retry_options retry;
     /// Also issue a fencing token (lock::fencing_token()) that strictly increases from one
     /// holder of the key to the next across the quorum, for the protected resource to check.

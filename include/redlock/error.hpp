@@ -1,6 +1,8 @@
 #ifndef REDLOCK_ERROR_HPP
 #define REDLOCK_ERROR_HPP
 
+#include <redlock/export.hpp>
+
 #include <system_error>
 #include <type_traits>
 
@@ -55,15 +57,19 @@ enum class errc {
 };
 
 /// The category of every error_code this library produces.
-const std::error_category& error_category() noexcept;
+REDLOCK_API const std::error_category& error_category() noexcept;
 
+/// `e` as a std::error_code of error_category(); what makes `ec == errc::...` work.
 inline std::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};
 }
 
 } // namespace redlock
 
+// errc converts to std::error_code. (Hidden from Doxygen, which cannot scope it in std.)
+/// @cond
 template <>
 struct std::is_error_code_enum<redlock::errc> : std::true_type {};
+/// @endcond
 
 #endif

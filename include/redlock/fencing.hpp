@@ -1,6 +1,8 @@
 #ifndef REDLOCK_FENCING_HPP
 #define REDLOCK_FENCING_HPP
 
+#include <redlock/export.hpp>
+
 #include <string>
 #include <string_view>
 
@@ -10,7 +12,7 @@ namespace redlock {
 /// the lock key already has a hash tag, `"{" + lock_key + "}:fence"` when it has no braces
 /// at all, so that both keys share a hash slot; `lock_key + ":fence"` otherwise. The
 /// library never deletes it and sets no TTL on it: the counter must outlive every lock.
-std::string fencing_counter_key(std::string_view lock_key);
+REDLOCK_API std::string fencing_counter_key(std::string_view lock_key);
 
 /// The reference fenced resource, lua/fenced_call.lua, for the Redis that holds the data
 /// the lock protects (which need not be one of the lock's nodes):
@@ -22,10 +24,11 @@ std::string fencing_counter_key(std::string_view lock_key);
 /// through it too: a newer holder's read then fences off an older holder's late write.
 /// Fall back to EVAL with the text on NOSCRIPT.
 struct fenced_call_script {
-    std::string_view text;
-    std::string_view sha1;
+    std::string_view text; ///< The Lua source, for EVAL and SCRIPT LOAD.
+    std::string_view sha1; ///< Its SHA1 digest in hex, for EVALSHA.
 };
-fenced_call_script fenced_call() noexcept;
+/// The script of lua/fenced_call.lua, embedded in the library.
+REDLOCK_API fenced_call_script fenced_call() noexcept;
 
 } // namespace redlock
 

@@ -2,6 +2,7 @@
 #define REDLOCK_LOCK_HPP
 
 #include <redlock/config.hpp>
+#include <redlock/export.hpp>
 #include <redlock/vote.hpp>
 
 #include <chrono>
@@ -15,16 +16,21 @@ namespace redlock {
 
 /// A lock granted by a quorum. A plain value: copying it does not copy ownership in
 /// any meaningful sense, it only copies what release and extend need (key and token).
-class lock {
+class REDLOCK_API lock {
 public:
+    /// The monotonic clock validity is measured on.
     using clock = std::chrono::steady_clock;
 
+    /// An empty lock: held() is false.
     lock() = default;
+    /// A lock as a grant makes it. Built by hand (from a key and token kept elsewhere), it can
+    /// be extended or released by a client, whose nodes still check the token.
     lock(std::string key, std::string token, clock::time_point valid_until, lock_options options,
          std::uint64_t fencing_token = 0);
 
     /// False for a default-constructed lock or the lock slot of a failed acquire.
     bool held() const noexcept { return !token_.empty(); }
+    /// The key locked on every node.
     const std::string& key() const noexcept { return key_; }
     /// 128 random bits, hex encoded; the same on every node.
     const std::string& token() const noexcept { return token_; }
@@ -51,9 +57,11 @@ private:
 
 /// What async_acquire reports. `lock` is held only when the error is empty.
 struct acquire_result {
+    /// The granted lock; empty (not held()) on failure.
     redlock::lock lock;
     /// Votes of the last attempt, one per node in node order.
     std::vector<node_vote> votes;
+    /// Attempts made, the first included.
     unsigned attempts = 0;
     /// A human-readable explanation of a failure (which argument, which nodes).
     std::string message;
@@ -61,8 +69,11 @@ struct acquire_result {
 
 /// What async_extend reports. On success `lock` carries the new validity.
 struct extend_result {
+    /// The lock with its new validity on success.
     redlock::lock lock;
+    /// One vote per node, in node order.
     std::vector<node_vote> votes;
+    /// A human-readable explanation of a failure.
     std::string message;
 };
 
@@ -70,7 +81,9 @@ struct extend_result {
 struct release_result {
     /// Nodes on which our token was found and deleted.
     std::size_t released = 0;
+    /// One vote per node, in node order.
     std::vector<node_vote> votes;
+    /// A human-readable explanation of a failure.
     std::string message;
 };
 
@@ -84,7 +97,7 @@ struct node_view {
     /// client closed), server_error (an error reply such as NOPERM, in `message`), or
     /// unexpected_reply (neither a string nor nil).
     std::error_code error;
-    std::string message;
+    std::string message; ///< the text that goes with `error`: the error reply, or what failed
     /// The token the key holds; empty when the key does not exist or `error` is set.
     std::optional<std::string> holder;
     /// What PTTL answered, when it answered with a number: the time the key has left,
@@ -94,7 +107,7 @@ struct node_view {
     std::optional<std::chrono::milliseconds> pttl;
     /// Why PTTL gave no number (the same errors as `error`), and its text.
     std::error_code pttl_error;
-    std::string pttl_message;
+    std::string pttl_message; ///< the text that goes with `pttl_error`
     /// The server's run_id learnt on connect (INFO server), empty when unknown.
     std::string run_id;
     /// Set when an earlier node of the list has the same run_id: the same server under a
@@ -110,7 +123,7 @@ struct node_view {
 
 /// What async_inspect reports: one view per node, in node order.
 struct inspect_result {
-    std::vector<node_view> nodes;
+    std::vector<node_view> nodes; ///< one per node, in node order
     /// Why the inspection failed as a whole (a bad key, a closed client), else empty.
     std::string message;
 };

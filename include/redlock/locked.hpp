@@ -13,15 +13,17 @@ namespace redlock {
 /// the work returned.
 template <typename T>
 struct locked {
-    boost::system::error_code error;
-    std::string message;
-    std::optional<T> value;
+    boost::system::error_code error; ///< lock_lost, cancelled, or why the acquire failed
+    std::string message;             ///< a human-readable explanation of the error
+    std::optional<T> value;          ///< what the work returned; empty on error
 };
 
+/// The outcome of work without a value run under a lock: `error` is empty when the lock was
+/// held from start to end and the work finished.
 template <>
 struct locked<void> {
-    boost::system::error_code error;
-    std::string message;
+    boost::system::error_code error; ///< lock_lost, cancelled, or why the acquire failed
+    std::string message;             ///< a human-readable explanation of the error
 };
 
 } // namespace redlock

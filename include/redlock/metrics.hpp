@@ -1,6 +1,8 @@
 #ifndef REDLOCK_METRICS_HPP
 #define REDLOCK_METRICS_HPP
 
+#include <redlock/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +18,7 @@ namespace redlock {
 
 /// What a client reports as it works; implement the members you care about. Called on the
 /// client's strand: keep each call short and never block.
-class metrics_observer {
+class REDLOCK_API metrics_observer {
 public:
     virtual ~metrics_observer() = default;
 
@@ -38,17 +40,18 @@ public:
 
 /// The snake_case name used as a metric label for an outcome: "ok", "contention",
 /// "quorum_unreachable", ..., or "other" for errors of other categories.
-std::string_view outcome_label(std::error_code error);
+REDLOCK_API std::string_view outcome_label(std::error_code error);
 
 /// A metrics_observer that keeps counters and histograms and renders them in the Prometheus
 /// text exposition format (version 0.0.4). Thread-safe: render() may run on any thread.
-class prometheus_metrics final : public metrics_observer {
+class REDLOCK_API prometheus_metrics final : public metrics_observer {
 public:
     /// `node_labels[i]` is the `node` label of node i, e.g. client_config::nodes. A label that
     /// is a node address with credentials is shown as its host:port (node_address::display()),
     /// never with the user or password; host:port and names of your own stay as given.
     explicit prometheus_metrics(std::vector<std::string> node_labels);
 
+    /// Everything observed so far, in the Prometheus text format.
     std::string render() const;
 
     void on_acquire(std::error_code, std::chrono::nanoseconds, unsigned) override;
@@ -60,12 +63,14 @@ public:
 
     /// Fixed buckets, in seconds: a histogram as Prometheus counts it.
     struct histogram {
+        /// Empty, with these upper bounds (ascending).
         explicit histogram(std::vector<double> bounds);
+        /// Counts `seconds` in the first bucket whose bound is at least as large.
         void observe(double seconds);
-        std::vector<double> bounds;
+        std::vector<double> bounds;        ///< upper bound of each bucket, ascending
         std::vector<std::uint64_t> counts; ///< per bucket, not cumulative
-        std::uint64_t count = 0;
-        double sum = 0;
+        std::uint64_t count = 0;           ///< observations, those above every bound included
+        double sum = 0;                    ///< of all observations
     };
 
 private:

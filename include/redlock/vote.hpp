@@ -22,8 +22,8 @@ enum class node_outcome {
 
 /// Per-node detail carried by every operation result.
 struct node_vote {
-    std::size_t node = 0; ///< index into client_config::nodes
-    node_outcome outcome = node_outcome::pending;
+    std::size_t node = 0;                         ///< index into client_config::nodes
+    node_outcome outcome = node_outcome::pending; ///< what the node did
     /// Set when outcome is failed: errc::node_timeout, connection_failed, server_error,
     /// unexpected_reply, node_backlogged, or, for a grant that does not count,
     /// node_quarantined, duplicate_node or restarts_undetectable.

@@ -3,6 +3,7 @@
 
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
+#include <redlock/export.hpp>
 #include <redlock/lock.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -33,13 +34,15 @@ struct watchdog_state;
 ///
 /// Empty when `options` can be used, else what is wrong with them: an interval or
 /// retry_delay that is negative or over max_ttl.
-std::string check_renewal_options(const renewal_options& options);
+REDLOCK_API std::string check_renewal_options(const renewal_options& options);
 
 /// All member functions may be called from any thread.
-class watchdog {
+class REDLOCK_API watchdog {
 public:
+    /// The monotonic clock validity is measured on.
     using clock = std::chrono::steady_clock;
-    /// A handler taking std::error_code works too (the error converts).
+    /// Called once with the reason when the lock can no longer be trusted (see above). A
+    /// handler taking std::error_code works too (the error converts).
     using loss_handler = std::function<void(boost::system::error_code)>;
 
     /// Starts renewing `held`, which must have been acquired through `owner`.

@@ -6,6 +6,9 @@
 
 int main() {
     boost::asio::io_context io;
+    // Asio's deprecated API in the consumer's own code: redlock must not take it away (it
+    // builds with BOOST_ASIO_NO_DEPRECATED, but does not impose it on its users).
+    boost::asio::io_context::work keep_running(io);
     redlock::client_config config;
     config.nodes = {"127.0.0.1:7001", "redis://127.0.0.1:7002/0", "127.0.0.1:7003"};
     redlock::client client(io.get_executor(), config);
