@@ -11,15 +11,13 @@ namespace {
 
 TEST(error, every_value_has_its_own_message_in_one_category) {
     using redlock::errc;
-    const errc all[] = {errc::contention,       errc::quorum_unreachable,
-                        errc::validity_expired, errc::lock_lost,
-                        errc::cancelled,        errc::invalid_argument,
-                        errc::nodes_quarantined,
-                        errc::node_timeout,     errc::connection_failed,
-                        errc::server_error,     errc::unexpected_reply,
-                        errc::node_backlogged,  errc::node_quarantined,
-                        errc::duplicate_node,   errc::restarts_undetectable,
-                        errc::client_closed};
+    const errc all[] = {
+        errc::contention,        errc::quorum_unreachable, errc::validity_expired,
+        errc::lock_lost,         errc::cancelled,          errc::invalid_argument,
+        errc::nodes_quarantined, errc::node_timeout,       errc::connection_failed,
+        errc::server_error,      errc::unexpected_reply,   errc::node_backlogged,
+        errc::node_quarantined,  errc::duplicate_node,     errc::restarts_undetectable,
+        errc::client_closed};
     std::set<std::string> messages;
     std::set<int> values;
     for (errc e : all) {
