@@ -67,7 +67,7 @@ public:
     /// inspect() with the default timeout.
     inspect_result inspect(std::string_view key, std::error_code& ec);
 
-    /// The seeds' `tryLock(key, ttl, wait, retries)`: up to `retries` retries after the first
+    /// A Redisson-style `tryLock(key, ttl, wait, retries)`: up to `retries` retries after the first
     /// attempt, none starting later than `wait` after the call. Empty on failure, with `ec`.
     std::optional<lock> try_lock(std::string_view key, std::chrono::milliseconds ttl,
                                  std::chrono::milliseconds wait, unsigned retries,

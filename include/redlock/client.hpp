@@ -78,8 +78,8 @@ public:
     /// Takes `key` on a quorum of nodes: SET key token NX PX ttl to every node at once,
     /// decided as soon as the outcome is known, retried per `options.retry`.
     ///
-    /// Errors: contention, quorum_unreachable, validity_expired, cancelled,
-    /// invalid_argument (then nothing was sent; the result's message says why).
+    /// Errors: contention, quorum_unreachable, nodes_quarantined, validity_expired, cancelled,
+    /// invalid_argument (then nothing was sent; the result's message says why), client_closed.
     ///
     /// @par Per-operation cancellation
     /// All cancellation types. The attempt in flight is cleaned up like a failed one (the
@@ -98,7 +98,8 @@ public:
     /// every node. Succeeds with a quorum; the new validity is measured from this call.
     /// A lock already past its validity is never extended (errc::lock_lost).
     ///
-    /// Errors: lock_lost, quorum_unreachable, validity_expired, cancelled, invalid_argument.
+    /// Errors: lock_lost, quorum_unreachable, nodes_quarantined, validity_expired, cancelled,
+    /// invalid_argument, client_closed.
     ///
     /// @par Per-operation cancellation
     /// All cancellation types: completes at once with errc::cancelled; commands already
