@@ -12,6 +12,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -49,6 +50,18 @@ std::string describe_pttl(const node_view& view) {
 }
 
 /// Whether the node gave GET no reply at all (as opposed to an error reply or an odd one).
+/// "  (quarantined: votes count again in 8.0 s)" for a node in restart quarantine: its
+/// view is shown, but a lock it grants does not count yet.
+std::string quarantine_note(const node_view& view) {
+    if (!view.quarantined_for) {
+        return "";
+    }
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f",
+                  std::chrono::duration<double>(*view.quarantined_for).count());
+    return std::string("  (quarantined: votes count again in ") + seconds + " s)";
+}
+
 bool unreachable(const node_view& view) {
     return view.error && view.error != errc::server_error && view.error != errc::unexpected_reply;
 }
@@ -120,7 +133,7 @@ int status_command(const options& o) {
         }
         ++reachable;
         if (!view.holder) {
-            std::cout << "free\n";
+            std::cout << "free" << quarantine_note(view) << "\n";
             continue;
         }
         std::cout << "held  " << describe_pttl(view) << "  token "
@@ -130,7 +143,7 @@ int status_command(const options& o) {
             matching += ours ? 1 : 0;
             std::cout << (ours ? "  (matches)" : "  (another token)");
         }
-        std::cout << "\n";
+        std::cout << quarantine_note(view) << "\n";
     }
 
     const std::size_t quorum = addresses.size() / 2 + 1;

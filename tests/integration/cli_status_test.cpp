@@ -126,6 +126,22 @@ TEST_F(nodes_test, status_counts_one_server_reached_under_two_names_once) {
     EXPECT_EQ(count_of(r.out, "\n"), 3u) << r.out;
 }
 
+TEST_F(nodes_test, status_marks_a_node_in_restart_quarantine) {
+    topology::restart(2);
+    std::vector<std::string> nodes;
+    for (int n = 1; n <= 3; ++n) {
+        nodes.push_back("127.0.0.1:" + std::to_string(topology::port(n)));
+    }
+    const auto r = status(nodes, {"status:quarantine"});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_EQ(count_of(r.out, "(quarantined: votes count again in "), 1u) << r.out;
+    const auto line = r.out.find(nodes[1] + " ");
+    ASSERT_NE(line, std::string::npos) << r.out;
+    EXPECT_NE(r.out.substr(line, r.out.find('\n', line) - line).find("free  (quarantined: "),
+              std::string::npos)
+        << r.out;
+}
+
 TEST_F(nodes_test, status_escapes_what_a_node_holds_before_it_reaches_the_terminal) {
     const std::string paint = "\x1b]0;owned\x07\x1b[2J\r\nfake line\x9b\x7f\\x";
     hold_everywhere("status:paint", paint);
