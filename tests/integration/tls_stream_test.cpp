@@ -42,6 +42,33 @@ using boost::system::error_code;
 using detail::tls_stream;
 using namespace std::chrono_literals;
 
+/// Keeps one read in flight on `stream` until `enough` bytes arrived or the stream fails.
+struct reader {
+    explicit reader(tls_stream& s, std::size_t enough_bytes = std::string::npos)
+        : stream(s)
+        , enough(enough_bytes) {}
+    reader(const reader&) = delete;
+    reader& operator=(const reader&) = delete;
+
+    void start() {
+        stream.async_read_some(asio::buffer(chunk), [this](const error_code& e, std::size_t n) {
+            received.append(chunk.data(), n);
+            if (e) {
+                error = e;
+            } else if (received.size() < enough) {
+                start();
+            }
+        });
+    }
+    std::string failure() const { return error ? error->message() : ""; }
+
+    tls_stream& stream;
+    std::size_t enough;
+    std::string received;
+    std::optional<error_code> error;
+    std::array<char, 16384> chunk{};
+};
+
 class tls_stream_test : public ::testing::Test {
 protected:
     /// A handshaken session with `node`, or a failed test.
@@ -107,20 +134,8 @@ TEST_F(tls_stream_test, a_write_of_many_records_and_a_reply_of_many_records_arri
     const std::string expected =
         "+OK\r\n$" + std::to_string(value.size()) + "\r\n" + value + "\r\n:1\r\n";
 
-    error_code read_error;
-    std::string received;
-    std::array<char, 16384> chunk{};
-    std::function<void()> next = [&] {
-        stream->async_read_some(asio::buffer(chunk), [&](const error_code& e, std::size_t n) {
-            received.append(chunk.data(), n);
-            if (e) {
-                read_error = e;
-            } else if (received.size() < expected.size()) {
-                next();
-            }
-        });
-    };
-    next(); // in flight on the same session for the whole write
+    reader in(*stream, expected.size());
+    in.start(); // in flight on the same session for the whole write
     error_code write_error;
     std::size_t written = 0;
     stream->async_write(asio::buffer(request), [&](const error_code& e, std::size_t n) {
@@ -130,9 +145,9 @@ TEST_F(tls_stream_test, a_write_of_many_records_and_a_reply_of_many_records_arri
     io_.run();
     EXPECT_FALSE(write_error) << write_error.message();
     EXPECT_EQ(written, request.size());
-    EXPECT_FALSE(read_error) << read_error.message();
-    ASSERT_EQ(received.size(), expected.size());
-    EXPECT_TRUE(received == expected);
+    EXPECT_FALSE(in.error) << in.failure();
+    ASSERT_EQ(in.received.size(), expected.size());
+    EXPECT_TRUE(in.received == expected);
     EXPECT_EQ(node.dbsize(), 0);
 }
 
@@ -144,26 +159,11 @@ TEST_F(tls_stream_test, the_node_closing_the_connection_ends_the_read_with_eof) 
     ASSERT_TRUE(stream && !handshake) << handshake.message();
     const std::string quit = command({"QUIT"});
     stream->async_write(asio::buffer(quit), [](const error_code&, std::size_t) {});
-    error_code read_error;
-    const auto received = [&] {
-        std::string all;
-        std::array<char, 256> chunk{};
-        std::function<void()> next = [&] {
-            stream->async_read_some(asio::buffer(chunk), [&](const error_code& e, std::size_t n) {
-                all.append(chunk.data(), n);
-                if (e) {
-                    read_error = e;
-                } else {
-                    next();
-                }
-            });
-        };
-        next();
-        io_.run();
-        return all;
-    }();
-    EXPECT_EQ(received, "+OK\r\n");
-    EXPECT_EQ(read_error, asio::error::eof) << read_error.message();
+    reader in(*stream);
+    in.start();
+    io_.run();
+    EXPECT_EQ(in.received, "+OK\r\n");
+    EXPECT_EQ(in.error, asio::error::eof) << in.failure();
 }
 
 TEST_F(tls_stream_test, a_certificate_from_an_unknown_ca_fails_the_handshake_with_its_reason) {
@@ -382,29 +382,19 @@ TEST_F(tls_stream_scripted_test, key_update_while_a_write_is_stalled) {
     ASSERT_TRUE(stream);
     std::string big(32 << 20, 'a');
     std::optional<error_code> write_error;
-    std::optional<error_code> read_error;
-    std::string received;
-    std::array<char, 256> chunk{};
-    std::function<void()> next = [&] {
-        stream->async_read_some(asio::buffer(chunk), [&](const error_code& e, std::size_t n) {
-            received.append(chunk.data(), n);
-            if (e) {
-                read_error = e;
-            } else {
-                next();
-            }
-        });
-    };
-    next();
+    reader in(*stream);
+    in.start();
     stream->async_write(asio::buffer(big),
                         [&](const error_code& e, std::size_t) { write_error = e; });
     io_.run_for(6s);
     ASSERT_TRUE(write_error) << "write never completed";
     EXPECT_FALSE(*write_error) << "write: " << write_error->message();
-    EXPECT_FALSE(read_error) << "read: " << read_error->message() << " ("
-                             << detail::tls_failure_reason(stream->native_handle(), *read_error)
-                             << ")";
-    EXPECT_EQ(received, "x");
+    EXPECT_FALSE(in.error) << "read: " << in.failure() << " ("
+                           << (in.error
+                                   ? detail::tls_failure_reason(stream->native_handle(), *in.error)
+                                   : "")
+                           << ")";
+    EXPECT_EQ(in.received, "x");
     stream->close();
 }
 
@@ -453,18 +443,8 @@ TEST_F(tls_stream_scripted_test, a_write_while_a_new_session_ticket_is_half_rece
     auto stream = connect(server.port());
     ASSERT_TRUE(stream);
     std::optional<error_code> write_error;
-    std::optional<error_code> read_error;
-    std::array<char, 256> chunk{};
-    std::function<void()> next = [&] {
-        stream->async_read_some(asio::buffer(chunk), [&](const error_code& e, std::size_t) {
-            if (e) {
-                read_error = e;
-            } else {
-                next();
-            }
-        });
-    };
-    next();
+    reader in(*stream);
+    in.start();
     asio::steady_timer later(io_, 200ms);
     const std::string ping = "*1\r\n$4\r\nPING\r\n";
     later.async_wait([&](const error_code&) {
@@ -474,7 +454,7 @@ TEST_F(tls_stream_scripted_test, a_write_while_a_new_session_ticket_is_half_rece
     io_.run_for(2s);
     ASSERT_TRUE(write_error) << "write never completed";
     EXPECT_FALSE(*write_error) << "write: " << write_error->message();
-    EXPECT_FALSE(read_error) << "read: " << read_error->message();
+    EXPECT_FALSE(in.error) << "read: " << in.failure();
     stream->close();
 }
 
