@@ -68,9 +68,11 @@ TEST_F(nodes_test, run_returns_after_close_of_a_client_that_held_locks_and_a_wat
 TEST_F(nodes_test, a_cleanup_queued_by_close_still_reaches_paused_nodes) {
     asio::io_context io;
     client locks(io.get_executor(), config());
+    // Connections up first, so that the SETs below are written at once. The acquire is
+    // issued before run() starts: with no work yet, run() would return at once.
+    auto warming = locks.async_acquire("close:warm", options(), asio::use_future);
     runner run(io);
-    // Connections up first, so that the SETs below are written at once.
-    auto warm = locks.async_acquire("close:warm", options(), asio::use_future).get();
+    auto warm = warming.get();
     locks.async_release(warm.lock, asio::use_future).get();
 
     topology::pause_majority();
