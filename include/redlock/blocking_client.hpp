@@ -36,8 +36,9 @@ class REDLOCK_API blocking_client {
 public:
     /// @throws std::system_error with errc::invalid_argument when `config` is invalid.
     explicit blocking_client(client_config config);
-    /// close(), then joins the I/O thread once the cleanups close() let finish are done.
-    /// Never throws. May also run in a
+    /// close(), waits for the calls in progress on other threads to return (with_lock's work
+    /// is told through its stop token), then joins the I/O thread once the cleanups close()
+    /// let finish are done. No call may start once it has. Never throws. May also run in a
     /// handler on the I/O thread itself (a loss handler, a posted function): then that thread
     /// finishes what is in flight and ends on its own, after the destructor returned.
     ~blocking_client();

@@ -6,6 +6,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <condition_variable>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -21,6 +22,33 @@ struct blocking_client::state {
     std::optional<redlock::client> coordinator;
     std::thread thread;
 
+    // Calls in progress on other threads: the destructor waits for them, since the client
+    // they use goes with it (with_lock's work may still be returning and releasing).
+    std::mutex calls_mutex;
+    std::condition_variable calls_ended;
+    int calls = 0;
+
+    /// Counts one call for as long as it lives.
+    class call {
+    public:
+        explicit call(state& s)
+            : s_(s) {
+            std::lock_guard guard(s_.calls_mutex);
+            ++s_.calls;
+        }
+        ~call() {
+            std::lock_guard guard(s_.calls_mutex);
+            if (--s_.calls == 0) {
+                s_.calls_ended.notify_all();
+            }
+        }
+        call(const call&) = delete;
+        call& operator=(const call&) = delete;
+
+    private:
+        state& s_;
+    };
+
     bool on_io_thread() const { return std::this_thread::get_id() == thread.get_id(); }
 
     /// Runs one asynchronous operation and waits for its result.
@@ -32,6 +60,7 @@ struct blocking_client::state {
             refused.message = "blocking call made on the client's own I/O thread";
             return refused;
         }
+        const call counted(*this);
         std::promise<std::pair<std::error_code, Result>> promise;
         auto future = promise.get_future();
         start([&promise](std::error_code e, Result r) { promise.set_value({e, std::move(r)}); });
@@ -55,7 +84,14 @@ blocking_client::blocking_client(client_config config)
 }
 
 blocking_client::~blocking_client() {
-    // The client's shutdown completes what is in flight; then the thread runs dry.
+    // The client's shutdown completes what is in flight, calls on other threads return
+    // (with_lock's work is told through its stop token), then the thread runs dry. On the
+    // I/O thread nothing can be waited for: the calls need that thread to finish.
+    state_->coordinator->close();
+    if (!state_->on_io_thread()) {
+        std::unique_lock lock(state_->calls_mutex);
+        state_->calls_ended.wait(lock, [this] { return state_->calls == 0; });
+    }
     state_->coordinator.reset();
     state_->work.reset();
     if (state_->thread.joinable()) {
@@ -123,6 +159,7 @@ std::optional<lock> blocking_client::try_lock(std::string_view key, std::chrono:
 std::error_code blocking_client::run_locked(
     std::string_view key, const lock_options& options, const renewal_options& renewal,
     const std::function<void(const watchdog&, std::stop_token)>& work, std::string& message) {
+    const state::call counted(*state_);
     if (auto why = check_renewal_options(renewal); !why.empty()) {
         message = std::move(why);
         return errc::invalid_argument;

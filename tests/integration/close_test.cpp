@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <future>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -184,6 +185,27 @@ TEST_F(nodes_test, use_awaitable_throws_on_contention_and_as_tuple_does_not) {
     EXPECT_EQ(thrown, errc::contention);
     EXPECT_EQ(returned, errc::contention);
     first.async_release(got.lock, asio::use_future).get();
+}
+
+TEST_F(nodes_test, destroying_a_blocking_client_waits_for_a_with_lock_on_another_thread) {
+    auto locks = std::make_unique<blocking_client>(config());
+    std::atomic<bool> working{false};
+    std::optional<locked<void>> outcome;
+    std::thread holder([&] {
+        outcome = locks->with_lock("close:destroyed", options(10s), renewal_options{},
+                                   [&](const watchdog&, std::stop_token stop) {
+                                       working = true;
+                                       while (!stop.stop_requested()) {
+                                           std::this_thread::sleep_for(1ms);
+                                       }
+                                       std::this_thread::sleep_for(50ms); // finishing touches
+                                   });
+    });
+    ASSERT_TRUE(eventually([&] { return working.load(); }));
+    locks.reset(); // while the work still runs: its stop token is requested, then it returns
+    holder.join();
+    ASSERT_TRUE(outcome);
+    EXPECT_EQ(outcome->error, errc::cancelled) << outcome->message;
 }
 
 } // namespace
