@@ -44,8 +44,12 @@ void client_impl::note_options(const lock_options& options) noexcept {
     largest_ttl_ = std::max(largest_ttl_, options.ttl);
     largest_drift_factor_ = std::max(largest_drift_factor_, options.clock_drift_factor);
     largest_drift_allowance_ = std::max(largest_drift_allowance_, options.drift_allowance);
-    if (options.node_timeout > largest_node_timeout_) {
-        largest_node_timeout_ = options.node_timeout;
+    note_node_timeout(options.node_timeout);
+}
+
+void client_impl::note_node_timeout(std::chrono::milliseconds node_timeout) noexcept {
+    if (node_timeout > largest_node_timeout_) {
+        largest_node_timeout_ = node_timeout;
         // Every command of ours is abandoned after its node_timeout; a connection whose
         // oldest command waited several times the longest of them serves nobody. The floor
         // keeps a busy machine's scheduling hiccups from churning connections.

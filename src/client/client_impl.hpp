@@ -58,6 +58,9 @@ public:
     /// sets): the quarantine covers the largest ttl in use, with the largest drift, and a
     /// shutdown lets the commands already sent be answered for up to the largest node_timeout.
     void note_options(const lock_options& options) noexcept;
+    /// A command of ours may wait this long for its answer (a node_timeout, an inspect's
+    /// timeout): connections keep their patience above it.
+    void note_node_timeout(std::chrono::milliseconds node_timeout) noexcept;
     /// Whether `node`'s votes must not count now, and for how much longer.
     /// Also reports quarantine transitions to the metrics observer.
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,

@@ -53,6 +53,7 @@ void inspect_op::start() {
             }
         });
     });
+    impl_->note_node_timeout(timeout_);
     arm_timer(now() + timeout_);
     command get;
     get.args[get.count++] = "GET";

@@ -49,6 +49,22 @@ TEST_F(nodes_test, inspect_reports_a_stopped_node_in_its_view_only) {
     EXPECT_FALSE(seen.nodes[0].holder);
 }
 
+TEST_F(nodes_test, inspect_waits_its_whole_timeout_for_a_paused_node) {
+    blocking_client locks(config());
+    std::error_code ec;
+    locks.inspect("inspect:warm", 1s, ec); // connected first
+    topology::pause(2);
+    const auto start = std::chrono::steady_clock::now();
+    const auto seen = locks.inspect("inspect:paused", 2500ms, ec);
+    const auto took = std::chrono::steady_clock::now() - start;
+    topology::resume(2);
+    ASSERT_FALSE(ec) << seen.message;
+    // Not cut short by the connection's reply patience (1 s unless a longer wait is in use).
+    EXPECT_EQ(seen.nodes[1].error, errc::node_timeout) << seen.nodes[1].message;
+    EXPECT_GE(took, 2400ms);
+    EXPECT_FALSE(seen.nodes[0].error) << seen.nodes[0].message;
+}
+
 TEST_F(nodes_test, inspect_refuses_bad_input_and_a_closed_client) {
     blocking_client locks(config());
     std::error_code ec;
