@@ -46,7 +46,7 @@ enum class errc {
     /// +info): with the quarantine on, its vote does not count.
     restarts_undetectable,
 
-    // Operation outcomes, appended to keep the values above stable.
+    // Operation outcomes added later, after the per-node values.
     /// The operation was started after client::close() (or on a blocking_client after its
     /// close()): nothing was sent. Operations already in flight then complete with cancelled.
     client_closed,
