@@ -1,12 +1,52 @@
--- Compare-and-pexpire: push the expiry out only while the lock still carries
--- our token; a key that expired or belongs to another holder is left alone.
--- KEYS[1] lock key, ARGV[1] token, ARGV[2] new ttl in milliseconds,
--- ARGV[3] "1" to re-create the key where it is missing (never where another
--- token holds it). Returns 1 when extended or re-created, 0 otherwise.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-    return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+-- draft (lead)
+local token, ttl, recreate, kind = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4] or ''
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local plan = {}
+for i = 1, #KEYS do
+    local key = KEYS[i]
+    local kt = redis.call('TYPE', key).ok
+    if kind == '' then
+        if kt == 'string' and redis.call('GET', key) == token then plan[i] = 'extend'
+        elseif kt == 'none' and recreate then plan[i] = 'create'
+        else return 0 end
+    else
+        if kt == 'hash' then
+            if redis.call('HGET', key, 'mode') ~= kind then return 0 end
+            local d = redis.call('HGET', key, token)
+            if d and tonumber(d) > now then plan[i] = 'extend'
+            elseif recreate then
+                if kind ~= 'shared' then
+                    local all = redis.call('HGETALL', key)
+                    local holders = 0
+                    for j = 1, #all, 2 do
+                        local f = all[j]
+                        if f ~= 'mode' and f ~= 'writer_waiting' and f ~= token and tonumber(all[j + 1]) > now then holders = holders + 1 end
+                    end
+                    if holders >= tonumber(kind) then return 0 end
+                end
+                plan[i] = 'extend'
+            else return 0 end
+        elseif kt == 'none' and recreate then plan[i] = 'extend'
+        else return 0 end
+    end
 end
-if ARGV[3] == '1' and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-    return 1
+for i = 1, #KEYS do
+    local key = KEYS[i]
+    if kind == '' then
+        if plan[i] == 'extend' then redis.call('PEXPIRE', key, ttl) else redis.call('SET', key, token, 'PX', ttl) end
+    else
+        redis.call('HSET', key, 'mode', kind, token, now + ttl)
+        local all = redis.call('HGETALL', key)
+        local latest = 0
+        for j = 1, #all, 2 do
+            local f = all[j]
+            if f ~= 'mode' and f ~= 'writer_waiting' then
+                local dd = tonumber(all[j + 1])
+                if dd <= now then redis.call('HDEL', key, f) elseif dd > latest then latest = dd end
+            end
+        end
+        redis.call('PEXPIREAT', key, latest)
+    end
 end
-return 0
+return 1

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace redlock {
 
@@ -85,13 +86,34 @@ public:
     /// All cancellation types. The attempt in flight is cleaned up like a failed one (the
     /// compare-and-delete goes to every node that may hold the key), then the operation
     /// completes with errc::cancelled, even if a quorum had just been reached.
+    ///
+    /// `options.mode` picks what the key admits: one holder (exclusive, the default), many
+    /// readers (shared), or `options.permits` holders (permit); see lock_mode. Errors also:
+    /// lock_mismatch (the key holds another kind of lock).
     template <typename CompletionToken>
     auto async_acquire(std::string_view key, const lock_options& options, CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, acquire_signature>(
             [this](auto handler, std::string key, lock_options options) {
-                start_acquire(std::move(key), std::move(options), std::move(handler));
+                start_acquire({std::move(key)}, std::move(options), std::move(handler));
             },
             token, std::string(key), options);
+    }
+
+    /// Takes every key of `keys` at once, all or nothing: each node grants only if it could
+    /// take every key (one script per node, every key in its KEYS, so keys sharing a hash tag
+    /// work through proxies), and the lock is granted when a quorum of nodes granted. The keys
+    /// are taken in canonical order (sorted bytewise; lock::keys() returns them so); a key
+    /// given twice is errc::invalid_argument. Extend, release, renewal and fencing work on the
+    /// whole set; a fenced lock gets one token, above every earlier holder of any of its keys.
+    /// Exclusive locks only. Otherwise as the single-key form.
+    template <typename CompletionToken>
+    auto async_acquire(std::vector<std::string> keys, const lock_options& options,
+                       CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, acquire_signature>(
+            [this](auto handler, std::vector<std::string> keys, lock_options options) {
+                start_acquire(std::move(keys), std::move(options), std::move(handler));
+            },
+            token, std::move(keys), options);
     }
 
     /// Pushes the expiry of a held lock to `ttl` from now with a compare-and-pexpire on
@@ -135,12 +157,14 @@ public:
             token, held);
     }
 
-    /// Reads what every node holds for `key`, with read-only commands (GET and PTTL, pipelined
-    /// on each node's connection: a reader ACL user needs only +get, +pttl and +info) and
-    /// reports, per node, the holder's token, the remaining PTTL, whether and how the node
-    /// answered, and whether its votes count now (restart quarantine, same server as another
-    /// node). Waits for each node up to `timeout` (which includes a first connect), never
-    /// for longer. What `redlock status` prints.
+    /// Reads what every node holds for `key`, with read-only commands (GET, PTTL, HGETALL and
+    /// TIME, pipelined on each node's connection: a reader ACL user needs +get, +pttl and
+    /// +info, and +hgetall and +time to see readers and permit holders) and reports, per
+    /// node, the exclusive holder's token or the shared/permit holders with their time left,
+    /// a waiting writer's mark, the remaining PTTL, whether and how the node answered, and
+    /// whether its votes count now (restart quarantine, same server as another node). Waits
+    /// for each node up to `timeout` (which includes a first connect), never for longer. What
+    /// `redlock status` prints.
     ///
     /// Errors: invalid_argument (a bad key or timeout), cancelled, client_closed; a node that
     /// fails is a failure in its view only.
@@ -164,19 +188,46 @@ public:
         return async_inspect(key, default_inspect_timeout(), std::forward<CompletionToken>(token));
     }
 
+    /// For operators: deletes the lock state of every key of `keys` on every node, whatever
+    /// token holds it (an exclusive holder, readers, a semaphore's holders), never a value
+    /// that is no lock of this library, never the fencing counters. DANGEROUS: the holders
+    /// are not told and go on as if they held the lock, so a new holder can overlap with
+    /// them; use it only when the holder is known to be gone (`redlock release --force`).
+    /// Waits for every node up to `timeout`. `release_result::released` counts the nodes
+    /// where something was deleted; each vote is granted (deleted), refused (nothing there)
+    /// or failed.
+    ///
+    /// Errors: quorum_unreachable (fewer than a quorum of nodes answered: the lock may still
+    /// be held), invalid_argument, cancelled, client_closed.
+    ///
+    /// @par Per-operation cancellation
+    /// All cancellation types: completes at once with errc::cancelled; the deletes already
+    /// sent still run on the nodes.
+    template <typename CompletionToken>
+    auto async_force_release(std::vector<std::string> keys, std::chrono::milliseconds timeout,
+                             CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, release_signature>(
+            [this](auto handler, std::vector<std::string> keys, std::chrono::milliseconds t) {
+                start_force_release(std::move(keys), t, std::move(handler));
+            },
+            token, std::move(keys), timeout);
+    }
+
 private:
     friend class watchdog;
     friend struct detail::client_access;
 
     client(executor_type executor, std::shared_ptr<detail::client_impl> impl);
 
-    void start_acquire(std::string key, lock_options options,
+    void start_acquire(std::vector<std::string> keys, lock_options options,
                        boost::asio::any_completion_handler<acquire_signature> handler);
     void start_extend(lock held, std::chrono::milliseconds ttl,
                       boost::asio::any_completion_handler<extend_signature> handler);
     void start_release(lock held, boost::asio::any_completion_handler<release_signature> handler);
     void start_inspect(std::string key, std::chrono::milliseconds timeout,
                        boost::asio::any_completion_handler<inspect_signature> handler);
+    void start_force_release(std::vector<std::string> keys, std::chrono::milliseconds timeout,
+                             boost::asio::any_completion_handler<release_signature> handler);
     std::chrono::milliseconds default_inspect_timeout() const noexcept;
 
     executor_type executor_;

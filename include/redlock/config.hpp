@@ -13,6 +13,10 @@ namespace redlock {
 
 /// Longest key accepted, in bytes.
 inline constexpr std::size_t max_key_size = 1024;
+/// Most keys one lock may take at once (client::async_acquire over a set of keys).
+inline constexpr std::size_t max_keys_per_lock = 64;
+/// Largest permit count of a semaphore (lock_mode::permit).
+inline constexpr unsigned max_permits = 100000;
 /// Bounds of client_config::max_reply_size: INFO server must fit, and hiredis counts
 /// lengths in int.
 inline constexpr std::size_t smallest_reply_bound = 16 * 1024;
@@ -131,6 +135,22 @@ struct retry_options {
     std::chrono::milliseconds backoff_max{500}; ///< Cap of the doubled backoff.
 };
 
+/// Who may hold a key at the same time. Every mode gets the same guarantees: a quorum of
+/// nodes, validity minus drift, cleanup on every node, renewal, fencing, restart quarantine.
+/// The per-node state of each mode is in docs/safety.md.
+enum class lock_mode {
+    /// One holder at a time: a plain lock (also over several keys at once), and the writer
+    /// of a read-write lock, which waits for the readers to leave and meanwhile keeps new
+    /// readers out.
+    exclusive,
+    /// Any number of holders at a time, but never with an exclusive one: the readers of a
+    /// read-write lock. New readers are refused while a writer waits.
+    shared,
+    /// At most lock_options::permits holders at a time: a counting semaphore. Every holder of
+    /// the key must ask for the same count (else errc::lock_mismatch).
+    permit,
+};
+
 /// The lock itself: how long it lives and how its validity is judged.
 struct lock_options {
     /// Expiry set on every node (SET ... PX ttl). At most 2^31-1 ms.
@@ -150,7 +170,15 @@ struct lock_options {
     /// holder of the key to the next across the quorum, for the protected resource to check.
     /// Costs a second round trip per acquire and one counter key per lock key on every node
     /// (fencing_counter_key(), no TTL). Needs durable nodes: see docs/safety.md. Off by default.
+    /// Every mode can be fenced: tokens increase across all holders of the key, readers and
+    /// permit holders included (docs/safety.md says how a resource uses a shared holder's).
+    /// A lock over several keys gets one token, above every earlier holder of any of them.
     bool fencing = false;
+    /// Exclusive by default; see lock_mode. Shared and permit locks take one key.
+    lock_mode mode = lock_mode::exclusive;
+    /// lock_mode::permit only (and then required): how many holders the semaphore admits,
+    /// 1 to max_permits. Zero for the other modes.
+    unsigned permits = 0;
 };
 
 } // namespace redlock

@@ -54,6 +54,10 @@ enum class errc {
     /// quarantine, see quarantine_options): they and the nodes that granted are a majority. Their
     /// votes say when they count again; retrying after that can succeed.
     nodes_quarantined,
+    /// The key holds another kind of lock than the one asked for (a read-write lock's readers
+    /// where a semaphore was asked for, a semaphore with another permit count) or a value that
+    /// is no lock: a usage error, the same on every node. As a vote: that node's answer.
+    lock_mismatch,
 };
 
 /// The category of every error_code this library produces.

@@ -24,14 +24,21 @@ public:
     /// An empty lock: held() is false.
     lock() = default;
     /// A lock as a grant makes it. Built by hand (from a key and token kept elsewhere), it can
-    /// be extended or released by a client, whose nodes still check the token.
+    /// be extended or released by a client, whose nodes still check the token. `options`
+    /// must carry the mode (and permit count) the lock was acquired with.
     lock(std::string key, std::string token, clock::time_point valid_until, lock_options options,
          std::uint64_t fencing_token = 0);
+    /// A lock over several keys at once, `keys` in canonical (sorted) order.
+    lock(std::vector<std::string> keys, std::string token, clock::time_point valid_until,
+         lock_options options, std::uint64_t fencing_token = 0);
 
     /// False for a default-constructed lock or the lock slot of a failed acquire.
     bool held() const noexcept { return !token_.empty(); }
-    /// The key locked on every node.
-    const std::string& key() const noexcept { return key_; }
+    /// The key locked on every node; for a lock over several keys, the first of keys().
+    const std::string& key() const noexcept;
+    /// Every key the lock holds, in canonical order (sorted bytewise): one for a single-key
+    /// lock.
+    const std::vector<std::string>& keys() const noexcept { return keys_; }
     /// 128 random bits, hex encoded; the same on every node.
     const std::string& token() const noexcept { return token_; }
     /// Monotonic instant until which the quorum guarantees exclusivity, drift included.
@@ -48,7 +55,7 @@ public:
     const lock_options& options() const noexcept { return options_; }
 
 private:
-    std::string key_;
+    std::vector<std::string> keys_;
     std::string token_;
     clock::time_point valid_until_{};
     lock_options options_;
@@ -87,19 +94,39 @@ struct release_result {
     std::string message;
 };
 
+/// One holder of a shared or permit lock, as one node records it.
+struct holder_view {
+    std::string token; ///< the holder's token, as the node sent it
+    /// Time left before the node drops the holder: its deadline minus the node's own clock.
+    /// Zero or negative once past (the scripts purge such holders on their next write).
+    std::chrono::milliseconds left{0};
+};
+
 /// One node's view of a key, as client::async_inspect found it. What comes from the node
 /// (`holder`, the messages) is its bytes as sent, bounded by client_config::max_reply_size:
 /// escape them before printing.
 struct node_view {
     std::size_t node = 0; ///< index into client_config::nodes
-    /// Empty when the node answered GET with a value or nil; else why it did not:
+    /// Empty when the node told what the key holds; else why it did not:
     /// node_timeout (no answer in time), connection_failed, node_backlogged, cancelled (the
-    /// client closed), server_error (an error reply such as NOPERM, in `message`), or
-    /// unexpected_reply (neither a string nor nil).
+    /// client closed), server_error (an error reply such as NOPERM, in `message`),
+    /// unexpected_reply (a malformed answer), or lock_mismatch (the key holds a value that is
+    /// no lock of this library, said in `message`).
     std::error_code error;
     std::string message; ///< the text that goes with `error`: the error reply, or what failed
-    /// The token the key holds; empty when the key does not exist or `error` is set.
+    /// The token of the exclusive holder; empty when the key does not exist, is held by
+    /// shared or permit holders (see `holders`), or `error` is set.
     std::optional<std::string> holder;
+    /// What the key holds on this node: exclusive for an exclusive holder or nothing;
+    /// shared or permit when readers or a semaphore's holders are recorded there.
+    lock_mode mode = lock_mode::exclusive;
+    /// lock_mode::permit: the semaphore's permit count as this node records it.
+    unsigned permits = 0;
+    /// lock_mode::shared and permit: every holder recorded on the node, in the node's order.
+    std::vector<holder_view> holders;
+    /// lock_mode::shared: how much longer a waiting writer's mark keeps new readers out;
+    /// empty when no writer waits (or its mark has passed).
+    std::optional<std::chrono::milliseconds> writer_waiting;
     /// What PTTL answered, when it answered with a number: the time the key has left,
     /// -1 ms for a key without expiry, -2 ms for a key that is gone. GET and PTTL run one
     /// right after the other on the node but not atomically: a key that expired in between

@@ -5,6 +5,9 @@
 
 #include <redlock/config.hpp>
 
+#include <span>
+#include <string>
+
 namespace redlock::cli {
 
 /// Each returns the process exit status.
@@ -19,6 +22,8 @@ int demo_command(const options& o);
 client_config make_config(const options& o);
 /// Prints to stderr unless quiet.
 void say(const options& o, const std::string& message);
+/// The keys as the messages name them: separated by spaces.
+std::string keys_text(std::span<const std::string> keys);
 
 } // namespace redlock::cli
 

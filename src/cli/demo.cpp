@@ -55,12 +55,7 @@ public:
     /// The reply as an integer (nil: -1) or a string in `text`.
     long long run(const std::vector<std::string>& args, std::string* text = nullptr) {
         detail::command cmd;
-        if (args.size() > cmd.args.size()) {
-            throw std::logic_error("stock store: too many arguments");
-        }
-        for (const auto& arg : args) {
-            cmd.args[cmd.count++] = arg;
-        }
+        cmd.args.assign(args.begin(), args.end());
         auto reply = std::make_shared<awaited_reply>();
         link_->send(cmd, reply, 0);
         const auto deadline = clock_type::now() + 2s;

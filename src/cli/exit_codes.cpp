@@ -20,7 +20,7 @@ int exit_for(std::error_code error) {
     if (error == errc::lock_lost) {
         return exit_lock_lost;
     }
-    if (error == errc::invalid_argument) {
+    if (error == errc::invalid_argument || error == errc::lock_mismatch) {
         return exit_usage;
     }
     return exit_internal;

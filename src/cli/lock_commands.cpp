@@ -11,9 +11,13 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <unistd.h>
+#include <vector>
 
 namespace redlock::cli {
 
@@ -36,17 +40,32 @@ void say(const options& o, const std::string& message) {
     }
 }
 
+std::string keys_text(std::span<const std::string> keys) {
+    std::string text;
+    for (const auto& key : keys) {
+        text.append(text.empty() ? "" : " ").append(key);
+    }
+    return text;
+}
+
 namespace {
 
-/// KEY and TOKEN from the command line, as a lock the library can extend or release. The
+/// KEY... TOKEN: every argument but the last.
+std::vector<std::string> keys_before_token(const options& o) {
+    return {o.positional.begin(), o.positional.end() - 1};
+}
+
+/// KEY... and TOKEN from the command line, as a lock the library can extend or release. The
 /// validity is unknown here; the nodes' compare-and-set is what protects other holders.
 lock lock_from_arguments(const options& o) {
-    return lock(o.positional.at(0), o.positional.at(1), lock::clock::now() + o.ttl,
+    auto keys = keys_before_token(o);
+    std::sort(keys.begin(), keys.end());
+    return lock(std::move(keys), o.positional.back(), lock::clock::now() + o.ttl,
                 to_lock_options(o));
 }
 
-bool expect_arguments(const options& o, std::size_t count, const char* shape) {
-    if (o.positional.size() != count) {
+bool expect_arguments(const options& o, std::size_t least, const char* shape) {
+    if (o.positional.size() < least) {
         std::cerr << "redlock " << o.command << ": expected " << shape << " (see redlock "
                   << o.command << " --help)\n";
         return false;
@@ -74,7 +93,7 @@ acquire_result acquire_unless_interrupted(const options& o, std::error_code& ec,
     });
     acquire_result result;
     locks->async_acquire(
-        o.positional[0], to_lock_options(o),
+        o.positional, to_lock_options(o),
         asio::bind_cancellation_slot(
             stop_waiting.slot(), [&](boost::system::error_code e, acquire_result r) {
                 signals.cancel();
@@ -91,22 +110,78 @@ acquire_result acquire_unless_interrupted(const options& o, std::error_code& ec,
     return result;
 }
 
+/// The flags that extend and release need to be told again: the mode the lock was taken in.
+std::string mode_flags(const options& o) {
+    if (o.shared) {
+        return " --shared";
+    }
+    return o.permits != 0 ? " --permits " + std::to_string(o.permits) : "";
+}
+
+/// On a terminal, asks before a forced release; anywhere else (scripts) --yes is required,
+/// so that nobody deletes a lock by piping something into redlock.
+bool confirm_force(const options& o) {
+    if (o.yes) {
+        return true;
+    }
+    if (::isatty(STDIN_FILENO) == 0 || ::isatty(STDERR_FILENO) == 0) {
+        std::cerr << "redlock release --force: not on a terminal, so nobody can confirm; add "
+                     "--yes to delete the lock state of "
+                  << printable(keys_text(o.positional)) << " whatever its holder\n";
+        return false;
+    }
+    std::cerr << "Delete the lock state of " << printable(keys_text(o.positional))
+              << " on every node, whatever holds it?\n"
+                 "Its holder is not told and will go on as if it still held the lock.\n"
+                 "Type yes to go on: ";
+    std::string answer;
+    std::getline(std::cin, answer);
+    return answer == "yes";
+}
+
+int force_release(const options& o) {
+    if (!confirm_force(o)) {
+        say(o, "nothing deleted");
+        return exit_usage;
+    }
+    asio::io_context io;
+    std::optional<client> locks(std::in_place, io.get_executor(), make_config(o));
+    std::error_code ec;
+    release_result result;
+    locks->async_force_release(o.positional, std::max(o.node_timeout, milliseconds(200)),
+                               [&](boost::system::error_code e, release_result r) {
+                                   ec = e;
+                                   result = std::move(r);
+                                   locks.reset();
+                               });
+    io.run();
+    if (ec) {
+        say(o, "forced release of " + keys_text(o.positional) + ": " + result.message);
+        return exit_for(ec);
+    }
+    say(o, "forced release of " + keys_text(o.positional) + ": lock state deleted on " +
+               std::to_string(result.released) + " of " + std::to_string(o.nodes.size()) +
+               " nodes" + (result.message.empty() ? "" : "; " + result.message));
+    return exit_ok;
+}
+
 } // namespace
 
 int acquire_command(const options& o) {
-    if (!expect_arguments(o, 1, "KEY")) {
+    if (!expect_arguments(o, 1, "KEY...")) {
         return exit_usage;
     }
+    const auto keys = keys_text(o.positional);
     std::error_code ec;
     int interrupted = 0;
     auto r = acquire_unless_interrupted(o, ec, interrupted);
     if (interrupted != 0) {
         say(o, std::string("interrupted (") + ::strsignal(interrupted) + ") while waiting for " +
-                   o.positional[0]);
+                   keys);
         return 128 + interrupted;
     }
     if (ec) {
-        say(o, "could not acquire " + o.positional[0] + ": " + r.message);
+        say(o, "could not acquire " + keys + ": " + r.message);
         return exit_for(ec);
     }
     std::cout << r.lock.token();
@@ -114,39 +189,49 @@ int acquire_command(const options& o) {
         std::cout << " " << r.lock.fencing_token();
     }
     std::cout << "\n";
-    say(o, "acquired " + o.positional[0] + ", valid for " + std::to_string(left_ms(r.lock)) +
-               " ms; release with: redlock release " + o.positional[0] + " " + r.lock.token());
+    say(o, "acquired " + keys + ", valid for " + std::to_string(left_ms(r.lock)) +
+               " ms; release with: redlock release " + keys + " " + r.lock.token() +
+               (mode_flags(o).empty() ? ""
+                                      : "; extend with: redlock extend" + mode_flags(o) + " " +
+                                            keys + " " + r.lock.token()));
     return exit_ok;
 }
 
 int extend_command(const options& o) {
-    if (!expect_arguments(o, 2, "KEY TOKEN")) {
+    if (!expect_arguments(o, 2, "KEY... TOKEN")) {
         return exit_usage;
     }
+    const auto keys = keys_text(keys_before_token(o));
     blocking_client client(make_config(o));
     std::error_code ec;
     auto r = client.extend(lock_from_arguments(o), o.ttl, ec);
     if (ec) {
-        say(o, "could not extend " + o.positional[0] + ": " + r.message);
+        say(o, "could not extend " + keys + ": " + r.message);
         return exit_for(ec);
     }
-    say(o,
-        "extended " + o.positional[0] + ", valid for " + std::to_string(left_ms(r.lock)) + " ms");
+    say(o, "extended " + keys + ", valid for " + std::to_string(left_ms(r.lock)) + " ms");
     return exit_ok;
 }
 
 int release_command(const options& o) {
-    if (!expect_arguments(o, 2, "KEY TOKEN")) {
+    if (o.force) {
+        if (!expect_arguments(o, 1, "--force KEY...")) {
+            return exit_usage;
+        }
+        return force_release(o);
+    }
+    if (!expect_arguments(o, 2, "KEY... TOKEN")) {
         return exit_usage;
     }
+    const auto keys = keys_text(keys_before_token(o));
     blocking_client client(make_config(o));
     std::error_code ec;
     auto r = client.release(lock_from_arguments(o), ec);
     if (ec) {
-        say(o, "release of " + o.positional[0] + ": " + r.message);
+        say(o, "release of " + keys + ": " + r.message);
         return exit_for(ec);
     }
-    say(o, "released " + o.positional[0] + " on " + std::to_string(r.released) + " of " +
+    say(o, "released " + keys + " on " + std::to_string(r.released) + " of " +
                std::to_string(o.nodes.size()) + " nodes");
     return exit_ok;
 }

@@ -182,25 +182,35 @@ struct subcommand {
 };
 
 constexpr subcommand subcommands[] = {
-    {"run", "KEY -- COMMAND [ARGS...]", "run COMMAND while holding KEY",
+    {"run", "KEY... -- COMMAND [ARGS...]", "run COMMAND while holding KEY",
      "Acquires KEY (retrying per --wait and --retries), starts COMMAND in its own\n"
      "process group with $REDLOCK_KEY and $REDLOCK_TOKEN set, renews the lock every\n"
      "ttl/3 while it runs, releases it when COMMAND exits, and exits with COMMAND's\n"
      "status. If the lock is lost, the process group gets --on-loss, then SIGKILL\n"
-     "after --grace, and redlock exits 79. The -- before COMMAND is required.",
+     "after --grace, and redlock exits 79. The -- before COMMAND is required.\n"
+     "Several keys are taken all at once ($REDLOCK_KEYS lists them, one per line);\n"
+     "--shared holds KEY as one of many readers (plain run is the writer), and\n"
+     "--permits N as one of at most N holders of a semaphore.",
      for_run},
-    {"acquire", "KEY", "take KEY, print its token",
+    {"acquire", "KEY...", "take KEY, print its token",
      "Takes KEY (retrying per --wait and --retries) and prints its token on stdout,\n"
      "then, with --fence, the fencing token. Nothing renews the lock: it stays until\n"
-     "released or expired.",
+     "released or expired. Several keys are taken all at once; --shared and\n"
+     "--permits as for run.",
      for_acquire},
-    {"extend", "KEY TOKEN", "push KEY's expiry to --ttl from now",
+    {"extend", "KEY... TOKEN", "push KEY's expiry to --ttl from now",
      "Sets the expiry of KEY to --ttl from now on every node where TOKEN still holds\n"
-     "it; exits 79 unless a quorum of nodes does.",
+     "it; exits 79 unless a quorum of nodes does. A reader or a permit holder needs\n"
+     "the --shared or --permits it was acquired with.",
      for_extend},
-    {"release", "KEY TOKEN", "release KEY if TOKEN still holds it",
+    {"release", "KEY... TOKEN | --force KEY...", "release KEY if TOKEN still holds it",
      "Deletes KEY on every node where TOKEN holds it (never another holder's); exits\n"
-     "79 when TOKEN does not hold KEY.",
+     "79 when TOKEN does not hold KEY. Works for every kind of lock.\n"
+     "--force deletes the lock state of KEY on every node whatever the token: the\n"
+     "holder is NOT told and goes on believing it holds the lock, so two holders\n"
+     "can then overlap. For an operator clearing a lock whose holder is known to be\n"
+     "dead. Asks for confirmation on a terminal (--yes skips it); leaves fencing\n"
+     "counters alone.",
      for_release},
     {"status", "KEY [TOKEN]", "show KEY on every node",
      "Reads KEY on every node and shows, per node, whether it is free or held (the\n"
@@ -378,6 +388,18 @@ const option_spec option_specs[] = {
     {"node-timeout", "DUR", for_run | for_acquire | for_extend | for_release | for_status,
      "per-node answer bound (default 50ms; status waits at least 200ms)",
      set_duration<&options::node_timeout>},
+    {"shared", "", for_run | for_acquire | for_extend,
+     "hold KEY as one of many readers of a read-write lock; new readers wait while a writer "
+     "(a plain run or acquire) waits",
+     set_flag<&options::shared, true>},
+    {"permits", "N", for_run | for_acquire | for_extend,
+     "hold one of N permits of the semaphore KEY; every holder must give the same N",
+     set_count<&options::permits, 1, max_permits>},
+    {"force", "", for_release,
+     "delete the lock state whatever the token (dangerous: see redlock release --help)",
+     set_flag<&options::force, true>},
+    {"yes", "", for_release, "with --force: do not ask for confirmation",
+     set_flag<&options::yes, true>},
     {"fence", "", for_run | for_acquire,
      "also take a fencing token, higher than any earlier holder's: acquire prints it after "
      "the token, run exports it as $REDLOCK_FENCING_TOKEN",
@@ -539,6 +561,9 @@ missing_separator(const std::vector<std::string>& words,
             // which word is KEY: the full parse reports the option alone.
             return std::nullopt;
         }
+        if (after_key && plain && after_separator) {
+            continue; // one more KEY: the command is after the --
+        }
         if (after_key && (plain || unknown != read.end())) {
             std::string line = "redlock";
             for (std::size_t w = 0; w < words.size(); ++w) {
@@ -683,6 +708,14 @@ std::optional<options> parse_options(int argc, const char* const* argv,
         error = "--tls-cert and --tls-key go together (a client certificate and its key)";
         return std::nullopt;
     }
+    if (o.shared && o.permits != 0) {
+        error = "--shared and --permits exclude each other (a reader, or a semaphore's holder)";
+        return std::nullopt;
+    }
+    if (o.yes && !o.force) {
+        error = "--yes goes with --force only";
+        return std::nullopt;
+    }
     return o;
 }
 
@@ -793,6 +826,12 @@ lock_options to_lock_options(const options& o) {
     l.retry.max_attempts = o.wait.count() > 0 && o.retries == 0 ? 0 : o.retries + 1;
     l.retry.wait_budget = o.wait;
     l.fencing = o.fence;
+    if (o.shared) {
+        l.mode = lock_mode::shared;
+    } else if (o.permits != 0) {
+        l.mode = lock_mode::permit;
+        l.permits = o.permits;
+    }
     return l;
 }
 

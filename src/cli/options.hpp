@@ -40,13 +40,17 @@ struct options {
     bool quiet = false;
     bool quarantine = true;
     bool fence = false;        ///< acquire and run: also take a fencing token
+    bool shared = false;       ///< run, acquire, extend: a reader of a read-write lock
+    unsigned permits = 0;      ///< run, acquire, extend: a permit of a semaphore (0: none)
+    bool force = false;        ///< release: delete whatever lock state, any token
+    bool yes = false;          ///< release --force: no confirmation asked
     std::string password_file; ///< read by load_credentials, never by parse_options
     tls_options tls;
     // demo
     unsigned buyers = 200;
     unsigned stock = 100;
     unsigned instances = 6;
-    std::vector<std::string> positional; ///< KEY, TOKEN
+    std::vector<std::string> positional; ///< KEY..., TOKEN
     std::vector<std::string> child;      ///< run: after --
 };
 

@@ -46,7 +46,7 @@ public:
         client_.emplace(io_.get_executor(), make_config(o_));
         wait_for_signals();
         client_->async_acquire(
-            o_.positional[0], to_lock_options(o_),
+            o_.positional, to_lock_options(o_),
             asio::bind_cancellation_slot(stop_waiting_.slot(),
                                          [this](boost::system::error_code ec, acquire_result r) {
                                              on_acquired(ec, std::move(r));
@@ -61,7 +61,7 @@ private:
             // The signal came while the lock was being taken: the command never starts, and a
             // lock granted in that very moment is given back.
             say(o_, std::string("interrupted (") + ::strsignal(interrupted_) +
-                        ") while waiting for " + o_.positional[0]);
+                        ") while waiting for " + keys_text(o_.positional));
             status_ = 128 + interrupted_;
             if (ec) {
                 finish();
@@ -72,7 +72,7 @@ private:
             return;
         }
         if (ec) {
-            say(o_, "could not acquire " + o_.positional[0] + ": " + r.message);
+            say(o_, "could not acquire " + keys_text(o_.positional) + ": " + r.message);
             status_ = exit_for(ec);
             finish();
             return;
@@ -95,11 +95,17 @@ private:
             const std::string_view item(*entry);
             const auto name = item.substr(0, item.find('='));
             if (name != "REDLOCK_NODES" && name != "REDLOCK_PASSWORD" && name != "REDLOCK_KEY" &&
-                name != "REDLOCK_TOKEN" && name != "REDLOCK_FENCING_TOKEN") {
+                name != "REDLOCK_KEYS" && name != "REDLOCK_TOKEN" &&
+                name != "REDLOCK_FENCING_TOKEN") {
                 env.emplace_back(item);
             }
         }
         env.push_back("REDLOCK_KEY=" + held_.key());
+        std::string keys;
+        for (const auto& key : held_.keys()) {
+            keys.append(keys.empty() ? "" : "\n").append(key);
+        }
+        env.push_back("REDLOCK_KEYS=" + keys);
         env.push_back("REDLOCK_TOKEN=" + held_.token());
         if (held_.fencing_token() != 0) {
             env.push_back("REDLOCK_FENCING_TOKEN=" + std::to_string(held_.fencing_token()));
@@ -326,8 +332,8 @@ private:
 } // namespace
 
 int run_command(const options& o) {
-    if (o.positional.size() != 1 || o.child.empty()) {
-        std::cerr << "redlock run: expected KEY -- COMMAND [ARGS...] (see redlock run --help)\n";
+    if (o.positional.empty() || o.child.empty()) {
+        std::cerr << "redlock run: expected KEY... -- COMMAND [ARGS...] (see redlock run --help)\n";
         return exit_usage;
     }
     asio::io_context io;

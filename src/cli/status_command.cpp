@@ -62,8 +62,45 @@ std::string quarantine_note(const node_view& view) {
     return std::string("  (quarantined: votes count again in ") + seconds + " s)";
 }
 
+/// "readers 2 [pttl 900 ms]: T1 (900 ms left), T2 (450 ms left)  writer waiting 800 ms"
+/// or "permits 2 of 3 ...". Returns whether `token` is one of the live holders.
+bool describe_holders(const node_view& view, const std::string& token) {
+    std::size_t live = 0;
+    bool ours = false;
+    std::string list;
+    for (const auto& h : view.holders) {
+        if (h.left.count() <= 0) {
+            continue; // past its deadline: the next script run purges it
+        }
+        ++live;
+        const bool match = !token.empty() && h.token == token;
+        ours = ours || match;
+        list += (list.empty() ? "" : ", ") + printable(h.token, shown) + " (" +
+                std::to_string(h.left.count()) + " ms left" + (match ? ", matches" : "") + ")";
+    }
+    if (view.mode == lock_mode::shared) {
+        std::cout << "readers " << live;
+    } else {
+        std::cout << "permits " << live << " of " << view.permits;
+    }
+    std::cout << "  " << describe_pttl(view);
+    if (!list.empty()) {
+        std::cout << "  " << list;
+    }
+    if (view.writer_waiting) {
+        std::cout << "  writer waiting (new readers refused for " << view.writer_waiting->count()
+                  << " ms)";
+    }
+    if (!token.empty() && !ours) {
+        std::cout << "  (token not among them)";
+    }
+    std::cout << quarantine_note(view) << "\n";
+    return ours;
+}
+
 bool unreachable(const node_view& view) {
-    return view.error && view.error != errc::server_error && view.error != errc::unexpected_reply;
+    return view.error && view.error != errc::server_error && view.error != errc::unexpected_reply &&
+           view.error != errc::lock_mismatch;
 }
 
 } // namespace
@@ -127,11 +164,22 @@ int status_command(const options& o) {
             std::cout << "refused (" << printable(view.message, shown) << ")\n";
             continue;
         }
+        if (view.error == errc::lock_mismatch) {
+            ++reachable;
+            std::cout << "not a lock (" << printable(view.message, shown) << ")"
+                      << quarantine_note(view) << "\n";
+            continue;
+        }
         if (view.error) {
-            std::cout << "error (unexpected reply to GET)\n";
+            std::cout << "error (" << printable(view.message, shown) << ")\n";
             continue;
         }
         ++reachable;
+        if (view.mode != lock_mode::exclusive) {
+            const bool ours = describe_holders(view, token);
+            matching += ours ? 1 : 0;
+            continue;
+        }
         if (!view.holder) {
             std::cout << "free" << quarantine_note(view) << "\n";
             continue;

@@ -4,11 +4,13 @@
 #include "core/validate.hpp"
 #include "operations/acquire_op.hpp"
 #include "operations/extend_release_traits.hpp"
+#include "operations/force_release_op.hpp"
 #include "operations/inspect_op.hpp"
 #include "operations/round_op.hpp"
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <system_error>
 
@@ -50,10 +52,10 @@ std::string check_held(const lock& held) {
     if (!held.held()) {
         return "the lock is not held (default-constructed or from a failed acquire)";
     }
-    if (auto why = detail::check_key(held.key()); !why.empty()) {
+    if (auto why = detail::check_lock_options(held.options()); !why.empty()) {
         return why;
     }
-    return detail::check_lock_options(held.options());
+    return detail::check_lock_keys(held.keys(), held.options());
 }
 
 template <typename Traits>
@@ -100,20 +102,23 @@ std::size_t client::quorum() const noexcept {
     return impl_->node_count() / 2 + 1;
 }
 
-void client::start_acquire(std::string key, lock_options options,
+void client::start_acquire(std::vector<std::string> keys, lock_options options,
                            asio::any_completion_handler<acquire_signature> handler) {
     detail::completion<acquire_signature> done(std::move(handler), executor_);
-    auto why = detail::check_key(key);
+    auto why = detail::check_lock_options(options);
     if (why.empty()) {
-        why = detail::check_lock_options(options);
+        why = detail::check_lock_keys(keys, options);
     }
     if (reject<acquire_result>(*impl_, std::move(why), done)) {
         return;
     }
+    // Canonical order: two locks over overlapping sets see their keys in the same order, and
+    // the result names them so.
+    std::sort(keys.begin(), keys.end());
     // Operations are built on the strand: they draw tokens and register with the client.
-    asio::post(impl_->strand(), [impl = impl_, key = std::move(key), options = std::move(options),
+    asio::post(impl_->strand(), [impl = impl_, keys = std::move(keys), options = std::move(options),
                                  done = std::move(done)]() mutable {
-        std::make_shared<detail::acquire_op>(impl, std::move(key), std::move(options),
+        std::make_shared<detail::acquire_op>(impl, std::move(keys), std::move(options),
                                              std::move(done))
             ->start();
     });
@@ -157,6 +162,25 @@ void client::start_inspect(std::string key, std::chrono::milliseconds timeout,
     asio::post(impl_->strand(), [impl = impl_, key = std::move(key), timeout,
                                  done = std::move(done)]() mutable {
         std::make_shared<detail::inspect_op>(impl, std::move(key), timeout, std::move(done))
+            ->start();
+    });
+}
+
+void client::start_force_release(std::vector<std::string> keys, std::chrono::milliseconds timeout,
+                                 asio::any_completion_handler<release_signature> handler) {
+    detail::completion<release_signature> done(std::move(handler), executor_);
+    auto why = detail::check_lock_keys(keys, lock_options{});
+    if (why.empty() && (timeout.count() <= 0 || timeout > max_ttl)) {
+        why = "force release timeout must be from 1 ms to max_ttl, not " +
+              std::to_string(timeout.count()) + " ms";
+    }
+    if (reject<release_result>(*impl_, std::move(why), done)) {
+        return;
+    }
+    std::sort(keys.begin(), keys.end());
+    asio::post(impl_->strand(), [impl = impl_, keys = std::move(keys), timeout,
+                                 done = std::move(done)]() mutable {
+        std::make_shared<detail::force_release_op>(impl, std::move(keys), timeout, std::move(done))
             ->start();
     });
 }

@@ -43,6 +43,8 @@ public:
             return "node's restarts cannot be detected; its vote does not count";
         case errc::client_closed:
             return "client closed: the operation was started after close()";
+        case errc::lock_mismatch:
+            return "the key holds another kind of lock (or another permit count) than asked for";
         }
         return "unknown redlock error";
     }

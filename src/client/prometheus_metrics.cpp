@@ -119,6 +119,9 @@ std::string_view error_kind(std::error_code e) {
     if (e == errc::cancelled) {
         return "cancelled";
     }
+    if (e == errc::lock_mismatch) {
+        return "mismatch";
+    }
     return "other";
 }
 
@@ -148,6 +151,8 @@ std::string_view outcome_label(std::error_code e) {
         return "nodes_quarantined";
     case errc::client_closed:
         return "client_closed";
+    case errc::lock_mismatch:
+        return "lock_mismatch";
     default:
         return error_kind(e);
     }

@@ -14,12 +14,20 @@ std::error_code failure_cause(std::error_code decided, const std::vector<node_vo
     // knows what they would have said.
     std::size_t granted = 0;
     std::size_t quarantined = 0;
+    std::size_t mismatched = 0;
     for (const auto& vote : votes) {
         if (vote.outcome == node_outcome::granted) {
             ++granted;
         } else if (vote.error == errc::node_quarantined) {
             ++quarantined;
+        } else if (vote.error == errc::lock_mismatch) {
+            ++mismatched;
         }
+    }
+    // A node holding another kind of lock under the key answers so for as long as that
+    // lock lives: a usage error, which waiting or retrying does not mend.
+    if (mismatched > 0) {
+        return make_error_code(errc::lock_mismatch);
     }
     if (quarantined > 0 && granted + quarantined >= tally::quorum_of(votes.size())) {
         return make_error_code(errc::nodes_quarantined);

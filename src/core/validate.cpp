@@ -1,7 +1,10 @@
 #include "core/validate.hpp"
 
+#include "redlock/fencing.hpp"
+
 #include "core/validity.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -85,6 +88,54 @@ std::string check_lock_options(const lock_options& o) {
     }
     if (r.backoff_max < r.backoff_initial) {
         return "retry backoff must satisfy 0 <= backoff_initial <= backoff_max";
+    }
+    if (o.mode != lock_mode::exclusive && o.mode != lock_mode::shared &&
+        o.mode != lock_mode::permit) {
+        return "mode must be lock_mode::exclusive, shared or permit";
+    }
+    if (o.mode == lock_mode::permit && (o.permits == 0 || o.permits > max_permits)) {
+        return "a semaphore (lock_mode::permit) needs permits from 1 to " +
+               std::to_string(max_permits) + ", got " + std::to_string(o.permits);
+    }
+    if (o.mode != lock_mode::permit && o.permits != 0) {
+        return "permits is for lock_mode::permit only (got " + std::to_string(o.permits) +
+               " permits for another mode)";
+    }
+    return {};
+}
+
+std::string check_lock_keys(const std::vector<std::string>& keys, const lock_options& options) {
+    if (keys.empty()) {
+        return "a lock needs at least one key";
+    }
+    if (keys.size() > max_keys_per_lock) {
+        return std::to_string(keys.size()) + " keys; one lock takes at most " +
+               std::to_string(max_keys_per_lock);
+    }
+    if (keys.size() > 1 && options.mode != lock_mode::exclusive) {
+        return "shared and permit locks take one key; a lock over several keys is exclusive";
+    }
+    for (const auto& key : keys) {
+        if (auto why = check_key(key); !why.empty()) {
+            return why;
+        }
+    }
+    auto sorted = keys;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 1; i < sorted.size(); ++i) {
+        if (sorted[i] == sorted[i - 1]) {
+            return "key \"" + sorted[i] + "\" is given twice; every key of a lock must differ";
+        }
+    }
+    if (options.fencing && keys.size() > 1) {
+        // The counter of one key would be locked as another key and raised as a counter.
+        for (const auto& key : sorted) {
+            const auto counter = fencing_counter_key(key);
+            if (std::binary_search(sorted.begin(), sorted.end(), counter)) {
+                return "key \"" + counter + "\" is the fencing counter of key \"" + key +
+                       "\": a fenced lock cannot also lock it";
+            }
+        }
     }
     return {};
 }

@@ -16,6 +16,10 @@ namespace redlock::detail {
 std::string check_key(std::string_view key);
 std::string check_ttl(std::chrono::milliseconds ttl);
 std::string check_lock_options(const lock_options& options);
+/// The keys of one lock: 1 to max_keys_per_lock valid keys, none twice,
+/// several only for an exclusive lock, and for a fenced lock no key that is another's
+/// fencing counter.
+std::string check_lock_keys(const std::vector<std::string>& keys, const lock_options& options);
 std::string check_renewal_options(const renewal_options& options);
 /// Also parses the node addresses into `addresses`.
 std::string check_client_config(const client_config& config, std::vector<node_address>& addresses);

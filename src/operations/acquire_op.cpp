@@ -7,17 +7,48 @@
 
 namespace redlock::detail {
 
-acquire_op::acquire_op(std::shared_ptr<client_impl> impl, std::string key, lock_options options,
-                       completion<client::acquire_signature> done)
+namespace {
+
+std::vector<std::string> counters_of(const std::vector<std::string>& keys) {
+    std::vector<std::string> counters;
+    counters.reserve(keys.size());
+    for (const auto& key : keys) {
+        counters.push_back(fencing_counter_key(key));
+    }
+    return counters;
+}
+
+} // namespace
+
+acquire_op::acquire_op(std::shared_ptr<client_impl> impl, std::vector<std::string> keys,
+                       lock_options options, completion<client::acquire_signature> done)
     : operation(std::move(impl))
-    , key_(std::move(key))
+    , keys_(std::move(keys))
     , ttl_text_(std::to_string(options.ttl.count()))
-    , counter_key_(options.fencing ? fencing_counter_key(key_) : std::string())
+    , kind_text_(kind_argument(options))
+    , mark_ttl_text_(std::to_string((2 * options.retry.backoff_max + options.node_timeout).count()))
+    , counter_keys_(options.fencing ? counters_of(keys_) : std::vector<std::string>())
     , options_(std::move(options))
     , fsm_(
           impl_->node_count(), options_, [impl = impl_.get()] { return impl->next_random(); },
-          options_.fencing ? impl_->fences().floor(key_) : 0)
+          options_.fencing ? fence_floor() : 0)
     , completion_(std::move(done)) {}
+
+std::uint64_t acquire_op::fence_floor() const {
+    std::uint64_t floor = 0;
+    for (const auto& key : keys_) {
+        floor = std::max(floor, impl_->fences().floor(key));
+    }
+    return floor;
+}
+
+std::string acquire_op::keys_text() const {
+    std::string text;
+    for (const auto& key : keys_) {
+        text.append(text.empty() ? "" : " ").append(key);
+    }
+    return text;
+}
 
 void acquire_op::start() {
     if (impl_->shut_down()) {
@@ -65,6 +96,7 @@ void acquire_op::act(const acquire_action& action) {
     case acquire_action::kind::sleep:
         sleeping_ = true;
         arm_timer(action.at);
+        send_writer_waiting_marks();
         return;
     case acquire_action::kind::done:
         finish(action.error);
@@ -81,13 +113,18 @@ void acquire_op::send_sets() {
 }
 
 void acquire_op::send_set(std::size_t node, reply_tag tag, bool as_eval) {
-    if (options_.fencing) {
-        send(
-            node,
-            fence_script_call(fence_acquire_script, as_eval, key_, counter_key_, token_, ttl_text_),
-            tag);
+    if (options_.mode != lock_mode::exclusive) {
+        send(node,
+             script_call(holders_acquire_script, as_eval, {keys_, counter_keys_},
+                         {token_, ttl_text_, kind_text_}),
+             tag);
+    } else if (keys_.size() > 1 || options_.fencing) {
+        send(node,
+             script_call(acquire_script, as_eval, {keys_, counter_keys_},
+                         {token_, ttl_text_, small_decimal(keys_.size())}),
+             tag);
     } else {
-        send(node, set_nx_px(key_, token_, ttl_text_), tag);
+        send(node, set_nx_px(keys_.front(), token_, ttl_text_), tag);
     }
 }
 
@@ -102,7 +139,7 @@ void acquire_op::send_raises() {
 
 void acquire_op::send_raise(std::size_t node, reply_tag tag, bool as_eval) {
     send(node,
-         fence_script_call(fence_raise_script, as_eval, key_, counter_key_, token_, fence_text_),
+         script_call(fence_raise_script, as_eval, {keys_, counter_keys_}, {token_, fence_text_}),
          tag);
 }
 
@@ -110,10 +147,26 @@ void acquire_op::send_cleanups() {
     // As EVAL, never EVALSHA: a cleanup answered NOSCRIPT would have to be sent again, and
     // the copy would queue behind whatever was sent meanwhile. The script text costs a few
     // hundred bytes on the failure path only.
-    const auto cmd = script_call(release_script, true, key_, token_);
+    const auto cmd = script_call(release_script, true, {keys_}, {token_});
     for (std::size_t node = 0; node < impl_->node_count(); ++node) {
         if (fsm_.needs_cleanup(node)) {
             send(node, cmd, {fsm_.attempt(), command_kind::cleanup, node});
+        }
+    }
+}
+
+void acquire_op::send_writer_waiting_marks() {
+    // A writer refused where readers hold keeps new readers out there until it comes back,
+    // so that a stream of overlapping readers cannot starve it (docs/safety.md). The script
+    // changes nothing where a writer holds. As EVAL, like the cleanup: a mark is worth
+    // nothing late, and the contended path can afford the bytes.
+    if (options_.mode != lock_mode::exclusive || keys_.size() != 1) {
+        return;
+    }
+    const auto cmd = script_call(writer_waiting_script, true, {keys_}, {mark_ttl_text_});
+    for (std::size_t node = 0; node < impl_->node_count(); ++node) {
+        if (!fsm_.needs_cleanup(node)) {
+            send(node, cmd, {fsm_.attempt(), command_kind::writer_waiting, node});
         }
     }
 }
@@ -141,14 +194,17 @@ void acquire_op::on_reply(std::uint64_t packed, const node_reply& reply) {
         on_set_reply(tag, reply);
     } else if (tag.kind == command_kind::raise) {
         on_raise_reply(tag, reply);
-    } else {
+    } else if (tag.kind == command_kind::cleanup) {
         on_cleanup_reply(tag, reply);
     }
+    // A writer's mark needs no answer: it expires by itself, and a failed one only means
+    // readers may go first once more.
 }
 
 void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
-    const auto c =
-        options_.fencing ? classify_fence_acquire_reply(reply) : classify_set_reply(reply);
+    const bool plain_set =
+        options_.mode == lock_mode::exclusive && keys_.size() == 1 && !options_.fencing;
+    const auto c = plain_set ? classify_set_reply(reply) : classify_acquire_script_reply(reply);
     const auto now = this->now();
     const bool current = tag.attempt == fsm_.attempt() && fsm_.collecting_grants();
     if (c.noscript && current && !tag.resent) {
@@ -164,8 +220,8 @@ void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
         // and release reaches every node.
         if (c.outcome == node_outcome::granted) {
             impl_->log(log_level::debug,
-                       "late SET OK from " + impl_->node(tag.node).address().display() + " for " +
-                           key_ + " (attempt " + std::to_string(tag.attempt) + ")");
+                       "late grant from " + impl_->node(tag.node).address().display() + " for " +
+                           keys_text() + " (attempt " + std::to_string(tag.attempt) + ")");
         }
         if (tag.attempt == fsm_.attempt() && !fsm_.raising() && !completion_.done()) {
             // For the result's report only (what the node said, and failure_cause): the
@@ -204,9 +260,9 @@ void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply) {
 void acquire_op::on_cleanup_reply(reply_tag tag, const node_reply& reply) {
     const auto c = classify_script_reply(reply);
     if (c.outcome == node_outcome::failed && !fsm_.finished()) {
-        impl_->log(log_level::warning,
-                   "cleanup of " + key_ + " on " + impl_->node(tag.node).address().display() +
-                       " failed: " + c.error.message() + " " + std::string(reply.message));
+        impl_->log(log_level::warning, "cleanup of " + keys_text() + " on " +
+                                           impl_->node(tag.node).address().display() + " failed: " +
+                                           c.error.message() + " " + std::string(reply.message));
     }
     act(fsm_.on_cleanup_reply(tag.attempt, tag.node, now()));
 }
@@ -220,11 +276,13 @@ void acquire_op::finish(std::error_code error) {
     acquire_result result;
     result.attempts = fsm_.attempt();
     if (!error) {
-        result.lock = lock(key_, token_, fsm_.valid_until(), options_, fsm_.fence_token());
         if (options_.fencing) {
             warn_about_counters_behind();
-            impl_->fences().raise(key_, fsm_.fence_token());
+            for (const auto& key : keys_) {
+                impl_->fences().raise(key, fsm_.fence_token());
+            }
         }
+        result.lock = lock(keys_, token_, fsm_.valid_until(), options_, fsm_.fence_token());
     } else if (fsm_.fence_token() != 0) {
         result.message = error.message() + ": raising the fencing counter to " +
                          std::to_string(fsm_.fence_token()) + ": " +
@@ -243,8 +301,9 @@ void acquire_op::finish(std::error_code error) {
 void acquire_op::warn_about_counters_behind() const {
     for (const auto node : fsm_.counters_behind_floor()) {
         impl_->log(log_level::error,
-                   "fencing counter of " + key_ + " on " + impl_->node(node).address().display() +
-                       " is below token " + std::to_string(impl_->fences().floor(key_)) +
+                   "fencing counter of " + keys_text() + " on " +
+                       impl_->node(node).address().display() + " is below token " +
+                       std::to_string(fence_floor()) +
                        " granted earlier: the node lost writes (restart without appendfsync "
                        "always?); tokens stay monotonic only while this client remembers");
     }

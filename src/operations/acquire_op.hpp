@@ -12,8 +12,9 @@ namespace redlock::detail {
 /// Carries out what acquire_fsm decides: the SETs, the cleanups, the timers.
 class acquire_op final : public operation {
 public:
-    acquire_op(std::shared_ptr<client_impl> impl, std::string key, lock_options options,
-               completion<client::acquire_signature> done);
+    /// `keys` valid and sorted (client::async_acquire checks and sorts them).
+    acquire_op(std::shared_ptr<client_impl> impl, std::vector<std::string> keys,
+               lock_options options, completion<client::acquire_signature> done);
 
     void start();
     void cancel() override;
@@ -27,20 +28,28 @@ private:
     void send_raises();
     void send_raise(std::size_t node, reply_tag tag, bool as_eval);
     void send_cleanups();
+    void send_writer_waiting_marks();
     void on_set_reply(reply_tag tag, const node_reply& reply);
     void on_raise_reply(reply_tag tag, const node_reply& reply);
     void on_cleanup_reply(reply_tag tag, const node_reply& reply);
     void finish(std::error_code error);
     void warn_about_counters_behind() const;
+    std::uint64_t fence_floor() const;
+    /// The keys, space-separated, for log lines and messages.
+    std::string keys_text() const;
 
-    std::string key_;
+    std::vector<std::string> keys_;
     /// The token of the attempt in flight (or the last one). Each attempt draws its own: a
     /// command of a finished attempt (a cleanup still queued on a slow node) then matches
     /// only that attempt's key, never a later attempt's grant.
     std::string token_;
     std::string ttl_text_;
-    /// Fenced locks only.
-    std::string counter_key_;
+    /// What holders_acquire.lua is told the lock is: "shared" or the permit count.
+    std::string kind_text_;
+    /// How long a writer's mark keeps new readers out: past its sleep and its next attempt.
+    std::string mark_ttl_text_;
+    /// Fenced locks only: the counter of each key, in the order of keys_.
+    std::vector<std::string> counter_keys_;
     std::string fence_text_;
     lock_options options_;
     acquire_fsm fsm_;

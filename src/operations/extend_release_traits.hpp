@@ -52,7 +52,8 @@ struct extend_traits {
         if (f.valid_until() != clock::time_point{}) {
             auto options = held.options();
             options.ttl = ttl;
-            r.lock = lock(held.key(), held.token(), f.valid_until(), options, held.fencing_token());
+            r.lock =
+                lock(held.keys(), held.token(), f.valid_until(), options, held.fencing_token());
         }
         return r;
     }

@@ -6,10 +6,16 @@
 
 #include "redlock/client.hpp"
 
+#include <cstdint>
+#include <optional>
+#include <utility>
+
 namespace redlock::detail {
 
-/// client::async_inspect: GET and PTTL of one key to every node, one deadline for all,
-/// nothing decided by quorum and nothing written: it only reports what it read.
+/// client::async_inspect: GET, PTTL, HGETALL and TIME of one key to every node, one deadline
+/// for all, nothing decided by quorum and nothing written: it only reports what it read.
+/// HGETALL and TIME matter only where GET finds the hash of shared or permit holders, so
+/// that a reader user without them still inspects exclusive locks.
 class inspect_op final : public operation {
 public:
     inspect_op(std::shared_ptr<client_impl> impl, std::string key,
@@ -22,6 +28,10 @@ public:
 private:
     void on_timer() override;
     void finish(std::error_code error);
+    void read_fields(const node_reply& reply, std::size_t node);
+    void read_time(const node_reply& reply, std::size_t node);
+    /// Once GET, HGETALL and TIME of `node` are in: the holders of a hash, if GET found one.
+    void read_holders(std::size_t node);
 
     std::string key_;
     std::chrono::milliseconds timeout_;
@@ -30,6 +40,15 @@ private:
     /// Per node: whether GET and PTTL were answered.
     std::vector<bool> got_value_;
     std::vector<bool> got_pttl_;
+    /// Per node: GET found another type than a string (WRONGTYPE), and the replies to
+    /// HGETALL and TIME, kept until all three are in.
+    std::vector<bool> not_a_string_;
+    std::vector<std::vector<std::pair<std::string, std::string>>> fields_;
+    std::vector<std::optional<std::int64_t>> node_time_ms_;
+    std::vector<std::error_code> holders_error_;
+    std::vector<std::string> holders_failure_;
+    std::vector<std::string> time_failure_;
+    std::vector<unsigned> hash_replies_;
     std::size_t replies_ = 0;
 };
 

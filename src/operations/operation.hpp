@@ -16,7 +16,17 @@
 namespace redlock::detail {
 
 /// Which command of an operation a reply belongs to.
-enum class command_kind : std::uint8_t { set, raise, cleanup, script, inspect_value, inspect_pttl };
+enum class command_kind : std::uint8_t {
+    set,
+    raise,
+    cleanup,
+    script,
+    writer_waiting,
+    inspect_value,
+    inspect_pttl,
+    inspect_holders,
+    inspect_time
+};
 
 struct reply_tag {
     unsigned attempt;

@@ -26,6 +26,7 @@ public:
         , ttl_(ttl)
         , recreate_(recreate)
         , ttl_text_(std::to_string(ttl.count()))
+        , kind_text_(kind_argument(held_.options()))
         , fsm_(Traits::make_fsm(impl_->node_count(), held_, ttl))
         , completion_(std::move(done)) {
         Traits::attach(*impl_, held_);
@@ -88,10 +89,10 @@ public:
 private:
     command call(bool as_eval) const {
         if (!Traits::sends_ttl) {
-            return script_call(Traits::to_run(), as_eval, held_.key(), held_.token());
+            return script_call(Traits::to_run(), as_eval, {held_.keys()}, {held_.token()});
         }
-        return script_call(Traits::to_run(), as_eval, held_.key(), held_.token(), ttl_text_,
-                           recreate_ ? "1" : "0");
+        return script_call(Traits::to_run(), as_eval, {held_.keys()},
+                           {held_.token(), ttl_text_, recreate_ ? "1" : "0", kind_text_});
     }
 
     void on_timer() override {
@@ -143,6 +144,7 @@ private:
     std::chrono::milliseconds ttl_;
     bool recreate_;
     std::string ttl_text_;
+    std::string kind_text_;
     typename Traits::fsm fsm_;
     completion<signature> completion_;
     bool succeeded_ = false;

@@ -1,30 +1,53 @@
 #include "transport/commands.hpp"
 
+#include "redlock/config.hpp"
 #include "redlock/error.hpp"
 
 #include <charconv>
+#include <string>
+#include <vector>
 
 namespace redlock::detail {
 
 command set_nx_px(std::string_view key, std::string_view token, std::string_view ttl_text) {
-    return {{"SET", key, token, "NX", "PX", ttl_text}, 6};
+    return {{"SET", key, token, "NX", "PX", ttl_text}};
 }
 
-command script_call(const script& s, bool as_eval, std::string_view key, std::string_view token,
-                    std::string_view first, std::string_view second) {
-    command c{
-        {as_eval ? "EVAL" : "EVALSHA", as_eval ? s.text : s.sha1, "1", key, token, first, second},
-        5};
-    c.count += first.empty() ? 0 : (second.empty() ? 1 : 2);
+std::string kind_argument(const lock_options& options) {
+    switch (options.mode) {
+    case lock_mode::shared:
+        return "shared";
+    case lock_mode::permit:
+        return std::to_string(options.permits);
+    case lock_mode::exclusive:
+        break;
+    }
+    return {};
+}
+
+std::string_view small_decimal(std::size_t n) {
+    // numkeys of the largest call: a fenced lock's keys and their counters.
+    static const auto table = [] {
+        std::vector<std::string> t;
+        for (std::size_t i = 0; i <= 2 * max_keys_per_lock; ++i) {
+            t.push_back(std::to_string(i));
+        }
+        return t;
+    }();
+    return table.at(n);
+}
+
+command script_call(const script& s, bool as_eval, script_keys keys,
+                    std::initializer_list<std::string_view> argv) {
+    command c;
+    c.args.reserve(3 + keys.locks.size() + keys.counters.size() + argv.size());
+    c.args.push_back(as_eval ? "EVAL" : "EVALSHA");
+    c.args.push_back(as_eval ? s.text : s.sha1);
+    c.args.push_back(small_decimal(keys.locks.size() + keys.counters.size()));
+    c.args.insert(c.args.end(), keys.locks.begin(), keys.locks.end());
+    c.args.insert(c.args.end(), keys.counters.begin(), keys.counters.end());
+    c.args.insert(c.args.end(), argv.begin(), argv.end());
     return c;
-}
-
-command fence_script_call(const script& s, bool as_eval, std::string_view key,
-                          std::string_view counter_key, std::string_view token,
-                          std::string_view value) {
-    return {{as_eval ? "EVAL" : "EVALSHA", as_eval ? s.text : s.sha1, "2", key, counter_key, token,
-             value},
-            7};
 }
 
 namespace {
@@ -91,14 +114,21 @@ classified classify_script_reply(const node_reply& r) {
     return failure(errc::unexpected_reply);
 }
 
-classified classify_fence_acquire_reply(const node_reply& r) {
+classified classify_acquire_script_reply(const node_reply& r) {
     bool handled = false;
     auto c = common_script(r, handled);
     if (handled) {
+        if (r.reply && r.reply->type == REDIS_REPLY_ERROR &&
+            r.message.starts_with("REDLOCK_MISMATCH ")) {
+            c.error = make_error_code(errc::lock_mismatch);
+        }
         return c;
     }
     if (r.reply->type == REDIS_REPLY_NIL) {
         return {node_outcome::refused, {}, false};
+    }
+    if (r.reply->type == REDIS_REPLY_INTEGER && r.reply->integer == 1) {
+        return {node_outcome::granted, {}, false};
     }
     if (r.reply->type != REDIS_REPLY_STRING) {
         return failure(errc::unexpected_reply);

@@ -4,36 +4,45 @@
 #include "transport/node_reply.hpp"
 #include "transport/scripts.hpp"
 
+#include "redlock/config.hpp"
 #include "redlock/vote.hpp"
 
-#include <array>
+#include <boost/container/small_vector.hpp>
+
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace redlock::detail {
 
 /// The argument vector of one Redis command; views into strings the caller keeps alive
-/// until the command is handed to the connection (hiredis copies it then).
+/// until the command is handed to the connection (which formats it then).
 struct command {
-    std::array<std::string_view, 10> args{};
-    std::size_t count = 0;
+    boost::container::small_vector<std::string_view, 10> args;
 };
 
 /// SET key token NX PX ttl. `ttl_text` holds the decimal ttl in milliseconds.
 command set_nx_px(std::string_view key, std::string_view token, std::string_view ttl_text);
 
-/// EVALSHA (or EVAL when `as_eval`) of `s` with KEYS[1] = key and
-/// ARGV = token[, first[, second]] (empty extras are left out).
-command script_call(const script& s, bool as_eval, std::string_view key, std::string_view token,
-                    std::string_view first = {}, std::string_view second = {});
+/// The KEYS of a script call: the lock keys, then (for the fencing scripts) their counters.
+struct script_keys {
+    std::span<const std::string> locks;
+    std::span<const std::string> counters = {};
+};
 
-/// EVALSHA (or EVAL) of a fencing script: KEYS = key, counter_key; ARGV = token, value
-/// (the ttl for fence_acquire, the candidate token for fence_raise).
-command fence_script_call(const script& s, bool as_eval, std::string_view key,
-                          std::string_view counter_key, std::string_view token,
-                          std::string_view value);
+/// EVALSHA (or EVAL when `as_eval`) of `s` with those KEYS and ARGV = `argv`.
+command script_call(const script& s, bool as_eval, script_keys keys,
+                    std::initializer_list<std::string_view> argv);
+
+/// What extend.lua and holders_acquire.lua are told the lock is: "" for an exclusive lock,
+/// "shared", or a semaphore's permit count in decimal.
+std::string kind_argument(const lock_options& options);
+
+/// `n` in decimal, for numkeys and small counts: a view of a string that lives forever.
+std::string_view small_decimal(std::size_t n);
 
 /// How a node answered, as a vote; `noscript` asks for the EVAL fallback.
 struct classified {
@@ -46,8 +55,10 @@ struct classified {
 
 classified classify_set_reply(const node_reply& reply);
 classified classify_script_reply(const node_reply& reply);
-/// fence_acquire: the counter as a decimal string when granted, nil when held by another.
-classified classify_fence_acquire_reply(const node_reply& reply);
+/// acquire.lua, holders_acquire.lua, fence_acquire.lua: nil when held by another; a grant is
+/// integer 1, or the node's fencing counter as a canonical decimal string. An error reply
+/// `REDLOCK_MISMATCH ...` (the key holds another kind of lock) is errc::lock_mismatch.
+classified classify_acquire_script_reply(const node_reply& reply);
 
 } // namespace redlock::detail
 

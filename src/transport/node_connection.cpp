@@ -43,15 +43,15 @@ std::string_view info_field(std::string_view info, std::string_view field) {
 
 /// The RESP form of a command, as hiredis formats it.
 std::string format(const std::string_view* args, std::size_t count) {
-    constexpr std::size_t most = std::tuple_size_v<decltype(command{}.args)>;
-    const char* argv[most];
-    std::size_t lengths[most];
+    boost::container::small_vector<const char*, 16> argv(count);
+    boost::container::small_vector<std::size_t, 16> lengths(count);
     for (std::size_t i = 0; i < count; ++i) {
         argv[i] = args[i].data();
         lengths[i] = args[i].size();
     }
     char* formatted = nullptr;
-    const int length = redisFormatCommandArgv(&formatted, static_cast<int>(count), argv, lengths);
+    const int length =
+        redisFormatCommandArgv(&formatted, static_cast<int>(count), argv.data(), lengths.data());
     if (length < 0) {
         throw std::bad_alloc();
     }
@@ -61,7 +61,7 @@ std::string format(const std::string_view* args, std::size_t count) {
 }
 
 std::string format(const command& cmd) {
-    return format(cmd.args.data(), cmd.count);
+    return format(cmd.args.data(), cmd.args.size());
 }
 
 std::string format(std::initializer_list<std::string_view> args) {
@@ -429,8 +429,7 @@ void node_connection::queue_handshake() {
     // Every script in the node's cache before the first lock command, so that NOSCRIPT (and
     // the resend it calls for) only follows a SCRIPT FLUSH. Nothing waits for these: a
     // refusal (ACL without +script) only leaves the EVAL fallback to do the work.
-    for (const auto* s :
-         {&release_script, &extend_script, &fence_acquire_script, &fence_raise_script}) {
+    for (const auto* s : preloaded_scripts) {
         queue_step(format({"SCRIPT", "LOAD", s->text}), handshake_script_load);
     }
 }

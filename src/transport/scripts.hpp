@@ -1,6 +1,7 @@
 #ifndef REDLOCK_SRC_SCRIPTS_HPP
 #define REDLOCK_SRC_SCRIPTS_HPP
 
+#include <array>
 #include <string_view>
 
 namespace redlock::detail {
@@ -16,6 +17,16 @@ extern const script extend_script;        ///< lua/extend.lua: compare-and-pexpi
 extern const script fence_acquire_script; ///< lua/fence_acquire.lua: SET NX PX + counter
 extern const script fence_raise_script;   ///< lua/fence_raise.lua: raise counter while held
 extern const script fenced_call_script;   ///< lua/fenced_call.lua: the reference resource
+extern const script acquire_script;       ///< lua/acquire.lua: exclusive, several keys/fenced
+extern const script holders_acquire_script; ///< lua/holders_acquire.lua: readers, permits
+extern const script writer_waiting_script;  ///< lua/writer_waiting.lua: a writer's mark
+extern const script force_release_script;   ///< lua/force_release.lua: operators' unlock
+
+/// What every connection loads into the node's script cache before its first lock command;
+/// the rest run as EVAL on the contended or failure path only.
+inline constexpr std::array<const script*, 5> preloaded_scripts{
+    &release_script, &extend_script, &acquire_script, &holders_acquire_script,
+    &fence_raise_script};
 
 } // namespace redlock::detail
 

@@ -98,7 +98,7 @@ public:
         auto p = std::make_shared<pending>();
         p->tag = tag;
         p->target = target;
-        p->args.assign(cmd.args.begin(), cmd.args.begin() + static_cast<long>(cmd.count));
+        p->args.assign(cmd.args.begin(), cmd.args.end());
         h_.on_send(client_, node_.id(), p->args);
         if (state_ == state::backing_off && w_.now() >= retry_at_) {
             state_ = state::idle;
@@ -274,8 +274,7 @@ private:
             }
             run_id_ = std::string(run_id);
         }
-        for (const auto* script : {&detail::release_script, &detail::extend_script,
-                                   &detail::fence_acquire_script, &detail::fence_raise_script}) {
+        for (const auto* script : detail::preloaded_scripts) {
             node_.execute({"SCRIPT", "LOAD", std::string(script->text)}, who_);
         }
         state_ = state::connected;

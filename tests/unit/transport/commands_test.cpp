@@ -36,7 +36,7 @@ struct fake_reply {
 TEST(commands, set_nx_px_argument_vector) {
     const std::string ttl = "30000";
     auto c = d::set_nx_px("k", "tok", ttl);
-    ASSERT_EQ(c.count, 6u);
+    ASSERT_EQ(c.args.size(), 6u);
     EXPECT_EQ(c.args[0], "SET");
     EXPECT_EQ(c.args[1], "k");
     EXPECT_EQ(c.args[2], "tok");
@@ -46,19 +46,76 @@ TEST(commands, set_nx_px_argument_vector) {
 }
 
 TEST(commands, scripts_use_evalsha_with_their_digest_and_eval_as_fallback) {
-    auto sha = d::script_call(d::release_script, false, "k", "tok");
-    ASSERT_EQ(sha.count, 5u);
+    const std::vector<std::string> keys{"k"};
+    auto sha = d::script_call(d::release_script, false, {keys}, {"tok"});
+    ASSERT_EQ(sha.args.size(), 5u);
     EXPECT_EQ(sha.args[0], "EVALSHA");
     EXPECT_EQ(sha.args[1], d::release_script.sha1);
     EXPECT_EQ(sha.args[2], "1");
     EXPECT_EQ(sha.args[3], "k");
     EXPECT_EQ(sha.args[4], "tok");
-    auto eval = d::script_call(d::extend_script, true, "k", "tok", "500", "0");
-    ASSERT_EQ(eval.count, 7u);
+    auto eval = d::script_call(d::extend_script, true, {keys}, {"tok", "500", "0", ""});
+    ASSERT_EQ(eval.args.size(), 8u);
     EXPECT_EQ(eval.args[0], "EVAL");
     EXPECT_EQ(eval.args[1], d::extend_script.text);
     EXPECT_EQ(eval.args[5], "500");
     EXPECT_EQ(eval.args[6], "0");
+    EXPECT_EQ(eval.args[7], "");
+}
+
+TEST(commands, several_keys_and_their_counters_go_in_keys_in_order) {
+    const std::vector<std::string> keys{"a", "b", "c"};
+    const std::vector<std::string> counters{"{a}:fence", "{b}:fence", "{c}:fence"};
+    auto c = d::script_call(d::acquire_script, false, {keys, counters}, {"tok", "900", "3"});
+    ASSERT_EQ(c.args.size(), 3u + 6u + 3u);
+    EXPECT_EQ(c.args[2], "6");
+    EXPECT_EQ(c.args[3], "a");
+    EXPECT_EQ(c.args[5], "c");
+    EXPECT_EQ(c.args[6], "{a}:fence");
+    EXPECT_EQ(c.args[8], "{c}:fence");
+    EXPECT_EQ(c.args[9], "tok");
+    EXPECT_EQ(c.args[11], "3");
+    EXPECT_EQ(d::small_decimal(2 * max_keys_per_lock), std::to_string(2 * max_keys_per_lock));
+}
+
+TEST(commands, kind_argument_names_the_mode) {
+    lock_options o;
+    EXPECT_EQ(d::kind_argument(o), "");
+    o.mode = lock_mode::shared;
+    EXPECT_EQ(d::kind_argument(o), "shared");
+    o.mode = lock_mode::permit;
+    o.permits = 12;
+    EXPECT_EQ(d::kind_argument(o), "12");
+}
+
+TEST(commands, acquire_script_replies) {
+    EXPECT_EQ(d::classify_acquire_script_reply(fake_reply(REDIS_REPLY_NIL).view()).outcome,
+              node_outcome::refused);
+    EXPECT_EQ(
+        d::classify_acquire_script_reply(fake_reply(REDIS_REPLY_INTEGER, {}, 1).view()).outcome,
+        node_outcome::granted);
+    auto counted = d::classify_acquire_script_reply(fake_reply(REDIS_REPLY_STRING, "41").view());
+    EXPECT_EQ(counted.outcome, node_outcome::granted);
+    EXPECT_EQ(counted.counter, 41u);
+    for (const char* bad : {"041", "-1", "", "12x", "18446744073709551616"}) {
+        EXPECT_EQ(
+            d::classify_acquire_script_reply(fake_reply(REDIS_REPLY_STRING, bad).view()).error,
+            errc::unexpected_reply)
+            << bad;
+    }
+    EXPECT_EQ(d::classify_acquire_script_reply(fake_reply(REDIS_REPLY_INTEGER, {}, 0).view()).error,
+              errc::unexpected_reply);
+    auto mismatch = d::classify_acquire_script_reply(
+        fake_reply(REDIS_REPLY_ERROR, "REDLOCK_MISMATCH key holds a semaphore of 3 permits")
+            .view());
+    EXPECT_EQ(mismatch.outcome, node_outcome::failed);
+    EXPECT_EQ(mismatch.error, errc::lock_mismatch);
+    auto other = d::classify_acquire_script_reply(
+        fake_reply(REDIS_REPLY_ERROR, "WRONGTYPE Operation against a key").view());
+    EXPECT_EQ(other.error, errc::server_error);
+    auto missing = d::classify_acquire_script_reply(
+        fake_reply(REDIS_REPLY_ERROR, "NOSCRIPT No matching script. Please use EVAL.").view());
+    EXPECT_TRUE(missing.noscript);
 }
 
 TEST(commands, embedded_scripts_come_from_lua_files) {
