@@ -42,12 +42,13 @@ void set_command_formatting(benchmark::State& state) {
         const auto cmd = d::set_nx_px(key, token, ttl);
         const char* argv[7];
         std::size_t lengths[7];
-        for (std::size_t i = 0; i < cmd.count; ++i) {
+        for (std::size_t i = 0; i < cmd.args.size(); ++i) {
             argv[i] = cmd.args[i].data();
             lengths[i] = cmd.args[i].size();
         }
         char* wire = nullptr;
-        const int n = redisFormatCommandArgv(&wire, static_cast<int>(cmd.count), argv, lengths);
+        const int n =
+            redisFormatCommandArgv(&wire, static_cast<int>(cmd.args.size()), argv, lengths);
         benchmark::DoNotOptimize(n);
         redisFreeCommand(wire);
     }

@@ -538,7 +538,8 @@ std::vector<po::option> read_words(const std::vector<std::string>& words) {
 std::optional<std::string>
 missing_separator(const std::vector<std::string>& words,
                   const std::optional<std::vector<std::string>>& after_separator) {
-    std::vector<std::string> positional; // the subcommand, then KEY
+    std::vector<std::string> positional;        // the subcommand, then KEY
+    std::optional<std::size_t> first_extra_key; // the first word after KEY taken as a KEY
     for (std::size_t i = 0; i < words.size(); ++i) {
         std::vector<po::option> read;
         try {
@@ -562,12 +563,17 @@ missing_separator(const std::vector<std::string>& words,
             return std::nullopt;
         }
         if (after_key && plain && after_separator) {
-            continue; // one more KEY: the command is after the --
+            // One more KEY, the command being after the --; unless one of the command's own
+            // options follows (`run k sh -c x -- y`): then the command started here.
+            first_extra_key = first_extra_key.value_or(i);
+            continue;
         }
         if (after_key && (plain || unknown != read.end())) {
+            const std::size_t at = first_extra_key.value_or(i);
+            const bool command_word = plain || first_extra_key.has_value();
             std::string line = "redlock";
             for (std::size_t w = 0; w < words.size(); ++w) {
-                line += (w == i ? " -- " : " ") + shell_quoted(words[w]);
+                line += (w == at ? " -- " : " ") + shell_quoted(words[w]);
             }
             if (after_separator) {
                 line += " --";
@@ -576,9 +582,9 @@ missing_separator(const std::vector<std::string>& words,
                 }
             }
             const std::string hint = "put -- before the command: " + line;
-            return plain ? hint
-                         : "unknown option " + unknown_name(*unknown) +
-                               " for run; if it is the command's, " + hint;
+            return command_word ? hint
+                                : "unknown option " + unknown_name(*unknown) +
+                                      " for run; if it is the command's, " + hint;
         }
         if (plain) {
             positional.push_back(words[i]);

@@ -673,3 +673,53 @@ TEST(cli_options, exit_codes) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(cli_options, run_takes_several_keys_before_the_double_dash) {
+    std::string error;
+    auto o = parse({"run", "b", "a", "c", "--", "make", "-j4"}, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(o->positional, (std::vector<std::string>{"b", "a", "c"}));
+    EXPECT_EQ(o->child, (std::vector<std::string>{"make", "-j4"}));
+    o = parse({"acquire", "a", "b"}, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(o->positional.size(), 2u);
+}
+
+TEST(cli_options, shared_and_permits_pick_the_lock_mode) {
+    std::string error;
+    auto o = parse({"run", "--shared", "k", "--", "true"}, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(cli::to_lock_options(*o).mode, redlock::lock_mode::shared);
+    o = parse({"acquire", "--permits", "3", "k"}, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(cli::to_lock_options(*o).mode, redlock::lock_mode::permit);
+    EXPECT_EQ(cli::to_lock_options(*o).permits, 3u);
+    o = parse({"run", "k", "--", "true"}, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(cli::to_lock_options(*o).mode, redlock::lock_mode::exclusive)
+        << "plain run is the writer";
+
+    EXPECT_FALSE(parse({"run", "--shared", "--permits", "2", "k", "--", "true"}, error));
+    EXPECT_NE(error.find("exclude each other"), std::string::npos) << error;
+    EXPECT_FALSE(parse({"acquire", "--permits", "0", "k"}, error));
+    EXPECT_NE(error.find("from 1 to"), std::string::npos) << error;
+    EXPECT_FALSE(parse({"release", "--shared", "k", "t"}, error))
+        << "release works on every kind of lock without being told";
+    EXPECT_NE(error.find("does not apply to release"), std::string::npos) << error;
+}
+
+TEST(cli_options, force_goes_with_release_and_yes_with_force) {
+    std::string error;
+    auto o = parse({"release", "--force", "--yes", "k1", "k2"}, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_TRUE(o->force);
+    EXPECT_TRUE(o->yes);
+    EXPECT_FALSE(parse({"release", "--yes", "k", "t"}, error));
+    EXPECT_NE(error.find("--yes goes with --force"), std::string::npos) << error;
+    EXPECT_FALSE(parse({"acquire", "--force", "k"}, error));
+    EXPECT_NE(error.find("does not apply to acquire"), std::string::npos) << error;
+}
+
+} // namespace

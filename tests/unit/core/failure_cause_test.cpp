@@ -69,3 +69,18 @@ TEST(failure_cause, other_decisions_are_reported_as_decided) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(failure_cause, a_node_holding_another_kind_of_lock_makes_it_a_usage_error) {
+    const auto mismatch = vote(node_outcome::failed, errc::lock_mismatch);
+    EXPECT_EQ(failure_cause(make_error_code(errc::quorum_unreachable),
+                            {mismatch, mismatch, mismatch, timed_out, granted}),
+              errc::lock_mismatch);
+    EXPECT_EQ(failure_cause(make_error_code(errc::contention),
+                            {refused, refused, refused, mismatch, granted}),
+              errc::contention)
+        << "a refused majority is contention whatever the rest says";
+}
+
+} // namespace

@@ -200,3 +200,52 @@ TEST(validate, renewal_options) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(validate, lock_keys) {
+    redlock::lock_options o;
+    EXPECT_EQ(d::check_lock_keys({"a", "b", "c"}, o), "");
+    EXPECT_NE(d::check_lock_keys({}, o).find("at least one key"), std::string::npos);
+    EXPECT_NE(d::check_lock_keys({"b", "a", "b"}, o).find("\"b\" is given twice"),
+              std::string::npos)
+        << "duplicates are found in any order";
+    EXPECT_NE(d::check_lock_keys({"a", ""}, o).find("empty"), std::string::npos);
+    std::vector<std::string> many;
+    for (std::size_t i = 0; i <= redlock::max_keys_per_lock; ++i) {
+        many.push_back("k" + std::to_string(i));
+    }
+    EXPECT_NE(d::check_lock_keys(many, o).find("at most"), std::string::npos);
+    many.pop_back();
+    EXPECT_EQ(d::check_lock_keys(many, o), "");
+
+    o.fencing = true;
+    EXPECT_NE(d::check_lock_keys({"a", "{a}:fence"}, o).find("fencing counter of key \"a\""),
+              std::string::npos);
+    o.fencing = false;
+    EXPECT_EQ(d::check_lock_keys({"a", "{a}:fence"}, o), "") << "no counters without fencing";
+
+    o.mode = redlock::lock_mode::shared;
+    EXPECT_EQ(d::check_lock_keys({"a"}, o), "");
+    EXPECT_NE(d::check_lock_keys({"a", "b"}, o).find("take one key"), std::string::npos);
+}
+
+TEST(validate, modes_and_permits) {
+    redlock::lock_options o;
+    o.mode = redlock::lock_mode::permit;
+    EXPECT_NE(d::check_lock_options(o).find("needs permits from 1"), std::string::npos);
+    o.permits = redlock::max_permits;
+    EXPECT_EQ(d::check_lock_options(o), "");
+    o.permits = redlock::max_permits + 1;
+    EXPECT_NE(d::check_lock_options(o).find("needs permits"), std::string::npos);
+    o.mode = redlock::lock_mode::shared;
+    o.permits = 3;
+    EXPECT_NE(d::check_lock_options(o).find("permits is for lock_mode::permit only"),
+              std::string::npos);
+    o.permits = 0;
+    EXPECT_EQ(d::check_lock_options(o), "");
+    o.mode = static_cast<redlock::lock_mode>(7);
+    EXPECT_NE(d::check_lock_options(o).find("mode must be"), std::string::npos);
+}
+
+} // namespace

@@ -9,6 +9,9 @@
 namespace {
 
 using redlock::errc;
+using redlock::lock_mode;
+using redlock::lock_options;
+using redlock::max_keys_per_lock;
 using redlock::node_outcome;
 namespace d = redlock::detail;
 
