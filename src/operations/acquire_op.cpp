@@ -157,13 +157,15 @@ void acquire_op::send_cleanups() {
 
 void acquire_op::send_writer_waiting_marks() {
     // A writer refused where readers hold keeps new readers out there until it comes back,
-    // so that a stream of overlapping readers cannot starve it (docs/safety.md). The script
-    // changes nothing where a writer holds. As EVAL, like the cleanup: a mark is worth
-    // nothing late, and the contended path can afford the bytes.
-    if (options_.mode != lock_mode::exclusive || keys_.size() != 1) {
+    // so that a stream of overlapping readers cannot starve it (docs/safety.md). Marked from
+    // the second refused attempt on: a writer that gets in at its first retry needed no
+    // mark, and a plain lock's contention (where the script changes nothing) pays for marks
+    // only once it waits for longer. EVALSHA without resend: a mark lost to NOSCRIPT only
+    // lets readers go first once more.
+    if (options_.mode != lock_mode::exclusive || keys_.size() != 1 || fsm_.attempt() < 2) {
         return;
     }
-    const auto cmd = script_call(writer_waiting_script, true, {keys_}, {mark_ttl_text_});
+    const auto cmd = script_call(writer_waiting_script, false, {keys_}, {mark_ttl_text_});
     for (std::size_t node = 0; node < impl_->node_count(); ++node) {
         if (!fsm_.needs_cleanup(node)) {
             send(node, cmd, {fsm_.attempt(), command_kind::writer_waiting, node});

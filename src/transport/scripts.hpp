@@ -23,10 +23,10 @@ extern const script writer_waiting_script;  ///< lua/writer_waiting.lua: a write
 extern const script force_release_script;   ///< lua/force_release.lua: operators' unlock
 
 /// What every connection loads into the node's script cache before its first lock command;
-/// the rest run as EVAL on the contended or failure path only.
-inline constexpr std::array<const script*, 5> preloaded_scripts{
-    &release_script, &extend_script, &acquire_script, &holders_acquire_script,
-    &fence_raise_script};
+/// force_release runs as EVAL, an operator's one-off.
+inline constexpr std::array<const script*, 6> preloaded_scripts{
+    &release_script,         &extend_script,      &acquire_script,
+    &holders_acquire_script, &fence_raise_script, &writer_waiting_script};
 
 } // namespace redlock::detail
 
