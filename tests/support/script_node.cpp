@@ -68,14 +68,7 @@ script_node::~script_node() {
 }
 
 resp_value script_node::call(const std::vector<std::string>& args) {
-    std::vector<const char*> argv;
-    std::vector<std::size_t> lengths;
-    for (const auto& a : args) {
-        argv.push_back(a.data());
-        lengths.push_back(a.size());
-    }
-    auto* reply = static_cast<redisReply*>(
-        redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data()));
+    auto* reply = command_reply(context_, args);
     if (!reply) {
         throw std::runtime_error("node " + std::to_string(node_) +
                                  " lost the connection: " + context_->errstr);
