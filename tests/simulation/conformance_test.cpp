@@ -243,10 +243,10 @@ std::optional<std::string> compare(std::uint64_t seed, int attempt, long long& c
 
     std::string trace;
     std::optional<std::string> outcome = "";
-    auto check = [&](const op& o, std::size_t t) {
-        const auto r = normal(real.call(o.args), o.kind, real_start);
+    auto judge = [&](const op& o, const resp_value& real_reply,
+                     const std::vector<std::string>& real_messages, std::size_t t) {
+        const auto r = normal(real_reply, o.kind, real_start);
         const auto s = normal(parse(simulated.execute(o.args, "conformance")), o.kind, sim_start);
-        const auto real_messages = listener.messages();
         if (steady::now() > started + t * tick + tick_slack) {
             outcome.reset();
             return false;
@@ -267,6 +267,10 @@ std::optional<std::string> compare(std::uint64_t seed, int attempt, long long& c
         ++compared;
         return true;
     };
+    auto check = [&](const op& o, std::size_t t) {
+        const auto reply = real.call(o.args);
+        return judge(o, reply, listener.messages(), t);
+    };
 
     // The whole state of the sequence's keys, compared at every tick and after every
     // operation: a model that differs only in what it leaves behind is caught at once.
@@ -278,10 +282,15 @@ std::optional<std::string> compare(std::uint64_t seed, int attempt, long long& c
         state.push_back({{"HGETALL", key}, op::shape::hgetall});
         state.push_back({{"GET", fencing_counter_key(key)}});
     }
+    std::vector<std::vector<std::string>> state_commands;
+    for (const auto& o : state) {
+        state_commands.push_back(o.args);
+    }
     auto same_state = [&](std::size_t t) {
         const auto length = trace.size();
-        for (const auto& o : state) {
-            if (!check(o, t)) {
+        const auto replies = real.pipeline(state_commands); // one round trip: inside the tick
+        for (std::size_t i = 0; i < state.size(); ++i) {
+            if (!judge(state[i], replies[i], {}, t)) {
                 return false;
             }
         }

@@ -78,6 +78,31 @@ resp_value script_node::call(const std::vector<std::string>& args) {
     return v;
 }
 
+std::vector<resp_value>
+script_node::pipeline(const std::vector<std::vector<std::string>>& commands) {
+    for (const auto& args : commands) {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> lengths;
+        for (const auto& a : args) {
+            argv.push_back(a.data());
+            lengths.push_back(a.size());
+        }
+        redisAppendCommandArgv(context_, static_cast<int>(args.size()), argv.data(),
+                               lengths.data());
+    }
+    std::vector<resp_value> out;
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+        void* raw = nullptr;
+        if (redisGetReply(context_, &raw) != REDIS_OK || !raw) {
+            throw std::runtime_error("node " + std::to_string(node_) +
+                                     " lost the connection: " + context_->errstr);
+        }
+        out.push_back(to_value(static_cast<redisReply*>(raw)));
+        freeReplyObject(raw);
+    }
+    return out;
+}
+
 resp_value script_node::eval(const detail::script& s, const std::vector<std::string>& keys,
                              const std::vector<std::string>& argv) {
     std::vector<std::string> args{"EVAL", std::string(s.text), std::to_string(keys.size())};

@@ -37,6 +37,8 @@ public:
     script_node& operator=(const script_node&) = delete;
 
     resp_value call(const std::vector<std::string>& args);
+    /// The commands sent at once, their replies in order: one round trip.
+    std::vector<resp_value> pipeline(const std::vector<std::vector<std::string>>& commands);
     /// EVAL of `s` (not EVALSHA: every test sees the text as embedded).
     resp_value eval(const detail::script& s, const std::vector<std::string>& keys,
                     const std::vector<std::string>& argv);
