@@ -249,7 +249,7 @@ std::string sim_node::run(const std::vector<std::string>& args, std::size_t from
             return wrongtype;
         }
         if (!e) {
-            e = &(data_[arg(1)] = entry{{}, -1, commands_, kind::hash, {}, {}});
+            e = &(data_[arg(1)] = entry{{}, -1, commands_, kind::hash});
         }
         long long added = 0;
         for (std::size_t i = 2; i < n; i += 2) {
@@ -264,7 +264,7 @@ std::string sim_node::run(const std::vector<std::string>& args, std::size_t from
             return wrongtype;
         }
         if (!e) {
-            e = &(data_[arg(1)] = entry{{}, -1, commands_, kind::list, {}, {}});
+            e = &(data_[arg(1)] = entry{{}, -1, commands_, kind::list});
         }
         for (std::size_t i = 2; i < n; ++i) {
             e->items.push_back(arg(i));
@@ -603,8 +603,7 @@ sim_node::reply sim_node::extend(const std::vector<std::string>& keys,
         } else if (plan[i] == step::set && lock_kind.empty()) {
             set_nx_px(keys[i], token, ttl, false);
         } else {
-            auto [it, created] =
-                data_.try_emplace(keys[i], entry{{}, -1, commands_, kind::hash, {}, {}});
+            auto [it, created] = data_.try_emplace(keys[i], entry{{}, -1, commands_, kind::hash});
             it->second.fields["mode"] = lock_kind;
             it->second.fields[token] = decimal(now + static_cast<double>(ttl));
             it->second.written = commands_;
@@ -727,7 +726,7 @@ sim_node::reply sim_node::holders_acquire(const std::vector<std::string>& keys,
         return nil;
     }
     if (!e) {
-        e = &(data_[key] = entry{{}, -1, commands_, kind::hash, {}, {}});
+        e = &(data_[key] = entry{{}, -1, commands_, kind::hash});
     }
     e->fields["mode"] = lock_kind;
     e->fields[argv[0]] = decimal(mine);

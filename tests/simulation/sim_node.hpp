@@ -77,8 +77,8 @@ private:
         std::int64_t expire_at = -1; // node-local ns, -1 = none
         std::uint64_t written = 0;   // command number that wrote it
         kind type = kind::string;
-        std::map<std::string, std::string> fields; // a hash's
-        std::vector<std::string> items;            // a list's
+        std::map<std::string, std::string> fields{}; // a hash's
+        std::vector<std::string> items{};            // a list's
     };
     std::int64_t local_now() const { return clock_.local(world_.now()); }
     entry* find(const std::string& key);
