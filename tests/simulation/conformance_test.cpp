@@ -50,7 +50,7 @@ sequence make_sequence(std::uint64_t seed, const std::string& prefix) {
     auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
     const std::vector<std::string> locks{prefix + "a", prefix + "b", prefix + "c"};
     std::vector<std::string> tokens;
-    for (char c : std::string("012345")) {
+    for (char c : std::string("0123")) {
         tokens.emplace_back(32, c);
     }
     const std::vector<std::string> ttls{"150", "250", "450"};
@@ -86,7 +86,7 @@ sequence make_sequence(std::uint64_t seed, const std::string& prefix) {
         for (std::size_t i = 0; i < count; ++i) {
             const auto& token = tokens[pick(tokens.size())];
             const auto& lock = locks[pick(3)];
-            switch (pick(17)) {
+            switch (pick(19)) {
             case 0:
                 ops.push_back({{"SET", lock, token, "NX", "PX", ttls[pick(3)]}});
                 break;
@@ -109,6 +109,8 @@ sequence make_sequence(std::uint64_t seed, const std::string& prefix) {
                                              : op{{"DEL", lock}});
                 break;
             case 6:
+            case 16:
+            case 17:
                 ops.push_back({script_call(detail::release_script, some_locks(), {token})});
                 break;
             case 7:
