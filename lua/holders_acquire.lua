@@ -1,49 +1,110 @@
--- draft (lead)
-local key, token, ttl, kind = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
+-- The acquire of a reader of a read-write lock or of a semaphore's permit: one holder more
+-- in the key's hash, each holder a field token = deadline on this node's clock
+-- (milliseconds since the epoch, from TIME), the field 'mode' telling the kind.
+-- KEYS[1] lock key, KEYS[2] its fencing counter (only when fenced);
+-- ARGV[1] token, ARGV[2] ttl in milliseconds, ARGV[3] kind: "shared" or the permit count N.
+-- Returns nil when refused: the key is a string (an exclusive holder, e.g. the writer), a
+-- writer's pending mark is still ahead (readers: writers do not starve behind a stream of
+-- readers), or N unexpired holders exist (permits). Returns an error `REDLOCK_MISMATCH
+-- ...` when the key holds something else: a lock of another kind or permit count (holders
+-- must agree on it: a mismatch is an error, never silent), or another type. Granted:
+-- integer 1, or, fenced, the counter as a decimal string ("0" where none exists yet),
+-- read before anything is written so that one of the wrong type leaves nothing behind.
+-- Expired holders are purged, and the hash expires with its latest holder, so that the
+-- key disappears with its last holder and a plain SET NX works again at that moment.
+local key, token, ttl, kind = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+if (#KEYS ~= 1 and #KEYS ~= 2) or not token then
+    return redis.error_reply('ERR holders_acquire.lua: KEYS = lock key[, counter], ARGV = token, ttl, kind')
+end
+if not ttl or not string.match(ttl, '^[1-9][0-9]*$') or #ttl > 15 then
+    return redis.error_reply('ERR holders_acquire.lua: ttl must be a positive integer of milliseconds below 10^15')
+end
+if kind ~= 'shared' and not (kind and string.match(kind, '^[1-9][0-9]*$') and #kind <= 7
+    and tonumber(kind) <= 1000000) then
+    return redis.error_reply('ERR holders_acquire.lua: kind must be "shared" or a permit count from 1 to 1000000')
+end
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local kt = redis.call('TYPE', key).ok
-if kt == 'string' then
-    return false
-end
-if kt ~= 'none' and kt ~= 'hash' then
-    return redis.error_reply('REDLOCK_MISMATCH key is a ' .. kt .. ', not a lock')
-end
-local holders, latest, mark = 0, 0, 0
-if kt == 'hash' then
-    local mode = redis.call('HGET', key, 'mode')
-    if mode ~= kind then
-        return redis.error_reply('REDLOCK_MISMATCH key holds ' .. tostring(mode) .. ', asked for ' .. kind)
+
+-- A holder's deadline, or nil for a value that is not one (then it counts as expired).
+local function deadline(value)
+    if type(value) == 'string' and string.match(value, '^[0-9]+$') then
+        return tonumber(value)
     end
-    local all = redis.call('HGETALL', key)
-    for i = 1, #all, 2 do
-        local f, v = all[i], all[i + 1]
-        if f == 'writer_waiting' then
-            mark = tonumber(v)
-        elseif f ~= 'mode' then
-            local d = tonumber(v)
-            if d <= now then
-                redis.call('HDEL', key, f)
+    return nil
+end
+
+local function describe(mode)
+    if mode == 'shared' then
+        return "a read-write lock's readers"
+    elseif mode == '1' then
+        return 'a semaphore of 1 permit'
+    end
+    return 'a semaphore of ' .. mode .. ' permits'
+end
+
+local type_of = redis.call('TYPE', key).ok
+if type_of == 'string' then
+    return false
+elseif type_of == 'hash' then
+    local mode = redis.call('HGET', key, 'mode')
+    if mode ~= 'shared' and not (mode and string.match(mode, '^[1-9][0-9]*$') and #mode <= 7
+        and tonumber(mode) <= 1000000) then
+        return redis.error_reply('REDLOCK_MISMATCH key is a hash, not a lock')
+    end
+    if mode ~= kind then
+        local asked = kind
+        if kind == 'shared' or mode == 'shared' then
+            asked = describe(kind)
+        end
+        return redis.error_reply('REDLOCK_MISMATCH key holds ' .. describe(mode) .. ', asked for ' .. asked)
+    end
+elseif type_of ~= 'none' then
+    return redis.error_reply('REDLOCK_MISMATCH key is a ' .. type_of .. ', not a lock')
+end
+
+local counter
+if KEYS[2] then
+    counter = redis.pcall('GET', KEYS[2])
+    if type(counter) == 'table' then
+        if string.find(counter.err, '^WRONGTYPE') then
+            return redis.error_reply('WRONGTYPE fencing counter ' .. KEYS[2] .. ' is not a string')
+        end
+        return counter
+    end
+    counter = counter or '0'
+end
+
+-- The expired holders go (and a passed writer mark); the others are counted, and the
+-- latest deadline kept for the key's expiry.
+local holders, latest, mark = 0, now + tonumber(ttl), nil
+if type_of == 'hash' then
+    local flat = redis.call('HGETALL', key)
+    for i = 1, #flat, 2 do
+        local field = flat[i]
+        if field ~= 'mode' then
+            local d = deadline(flat[i + 1])
+            if not d or d <= now then
+                redis.call('HDEL', key, field)
+            elseif field == 'writer_waiting' then
+                mark = d
             else
                 holders = holders + 1
-                if d > latest then latest = d end
+                latest = math.max(latest, d)
             end
         end
     end
 end
-if kind == 'shared' then
-    if mark > now and holders > 0 then
-        return false
-    end
-elseif holders >= tonumber(kind) then
+
+if mark and holders == 0 then
+    -- The mark dies with the last reader: the writer it stood for may take the key now.
+    redis.call('HDEL', key, 'writer_waiting')
+    mark = nil
+end
+if (kind == 'shared' and mark) or (kind ~= 'shared' and holders >= tonumber(kind)) then
     return false
 end
-local counter = nil
-if KEYS[2] then
-    counter = redis.call('GET', KEYS[2]) or '0'
-end
-redis.call('HSET', key, 'mode', kind, token, now + ttl)
-if now + ttl > latest then latest = now + ttl end
-redis.call('PEXPIREAT', key, latest)
-if counter then return counter end
-return 1
+redis.call('HSET', key, 'mode', kind, token, string.format('%.0f', now + tonumber(ttl)))
+redis.call('PEXPIREAT', key, string.format('%.0f', latest))
+return counter or 1

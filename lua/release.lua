@@ -1,42 +1,101 @@
--- draft (lead)
-local all_held = 1
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for i = 1, #KEYS do
-    local key = KEYS[i]
-    local kt = redis.call('TYPE', key).ok
-    local removed = false
-    if kt == 'string' then
-        if redis.call('GET', key) == ARGV[1] then
-            redis.call('DEL', key)
-            removed = true
-        else
-            all_held = 0
-        end
-    elseif kt == 'hash' then
-        local d = redis.call('HGET', key, ARGV[1])
-        if d and redis.call('HEXISTS', key, 'mode') == 1 then
-            if tonumber(d) <= now then all_held = 0 end
-            redis.call('HDEL', key, ARGV[1])
-            removed = true
-            local all = redis.call('HGETALL', key)
-            local latest = 0
-            for j = 1, #all, 2 do
-                local f = all[j]
-                if f ~= 'mode' and f ~= 'writer_waiting' then
-                    local dd = tonumber(all[j + 1])
-                    if dd <= now then redis.call('HDEL', key, f) elseif dd > latest then latest = dd end
-                end
-            end
-            if latest == 0 then redis.call('DEL', key) else redis.call('PEXPIREAT', key, latest) end
-        else
-            all_held = 0
-        end
-    else
-        all_held = 0
+-- Compare-and-delete: remove only what our token holds, so that a holder whose lock
+-- expired can never delete the next holder's lock.
+-- KEYS[1..n] lock keys (n >= 1), ARGV[1] token.
+-- Per key: a string equal to the token is deleted; a lock hash (readers or permits) loses
+-- the token's field, expired or not, then its expired holders, and goes with its last
+-- holder or expires with its latest remaining one; anything else is left alone. Where
+-- something of ours went, PUBLISH '' on 'redlock:released:' .. key so that waiters retry
+-- at once.
+-- Returns 1 when the token held every key (unexpired), 0 otherwise.
+-- A plain lock is probed with GET, not TYPE: its release keeps working for an ACL user
+-- with only the plain lock's commands (docs/security.md), as does the PUBLISH, which such
+-- a user may not send (pcall: waiters then fall back to their backoff).
+local token = ARGV[1]
+if #KEYS < 1 or not token then
+    return redis.error_reply('ERR release.lua: KEYS = lock keys (at least one), ARGV[1] = token')
+end
+
+local now
+local function now_ms()
+    if not now then
+        local t = redis.call('TIME')
+        now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     end
-    if removed then
-        redis.call('PUBLISH', 'redlock:released:' .. key, '')
+    return now
+end
+
+-- A holder's deadline, or nil for a value that is not one (then it counts as expired).
+local function deadline(value)
+    if type(value) == 'string' and string.match(value, '^[0-9]+$') then
+        return tonumber(value)
+    end
+    return nil
+end
+
+-- 'shared' or a permit count: the hash is a lock of ours.
+local function lock_mode(key)
+    local mode = redis.pcall('HGET', key, 'mode')
+    if mode == 'shared' or (type(mode) == 'string' and string.match(mode, '^[1-9][0-9]*$')
+        and #mode <= 7 and tonumber(mode) <= 1000000) then
+        return mode
+    end
+    return nil
+end
+
+-- Drops the holders whose deadline has passed (and a passed writer mark), then the key
+-- with its last holder, or moves its expiry to the latest remaining deadline: the key
+-- lives exactly as long as a holder, so SET NX works again the moment none is left.
+local function settle(key)
+    local flat = redis.call('HGETALL', key)
+    local latest
+    for i = 1, #flat, 2 do
+        local field = flat[i]
+        if field ~= 'mode' then
+            local d = deadline(flat[i + 1])
+            if not d or d <= now_ms() then
+                redis.call('HDEL', key, field)
+            elseif field ~= 'writer_waiting' and (not latest or d > latest) then
+                latest = d
+            end
+        end
+    end
+    if latest then
+        redis.call('PEXPIREAT', key, string.format('%.0f', latest))
+    else
+        redis.call('DEL', key)
     end
 end
-return all_held
+
+local all = 1
+for _, key in ipairs(KEYS) do
+    local removed = false
+    local value = redis.pcall('GET', key)
+    if type(value) == 'table' then
+        if not string.find(value.err, '^WRONGTYPE') then
+            return value
+        end
+        if lock_mode(key) then
+            local d = deadline(redis.call('HGET', key, token))
+            if redis.call('HDEL', key, token) == 1 then
+                removed = true
+                if not d or d <= now_ms() then
+                    all = 0
+                end
+                settle(key)
+            else
+                all = 0
+            end
+        else
+            all = 0
+        end
+    elseif value == token then
+        redis.call('DEL', key)
+        removed = true
+    else
+        all = 0
+    end
+    if removed then
+        redis.pcall('PUBLISH', 'redlock:released:' .. key, '')
+    end
+end
+return all

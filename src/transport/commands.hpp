@@ -49,13 +49,13 @@ struct classified {
     node_outcome outcome = node_outcome::failed;
     std::error_code error;
     bool noscript = false;
-    /// fence_acquire grants only: the node's fencing counter.
+    /// Grants of a fenced acquire only: the node's fencing counter.
     std::uint64_t counter = 0;
 };
 
 classified classify_set_reply(const node_reply& reply);
 classified classify_script_reply(const node_reply& reply);
-/// acquire.lua, holders_acquire.lua, fence_acquire.lua: nil when held by another; a grant is
+/// acquire.lua, holders_acquire.lua: nil when held by another; a grant is
 /// integer 1, or the node's fencing counter as a canonical decimal string. An error reply
 /// `REDLOCK_MISMATCH ...` (the key holds another kind of lock) is errc::lock_mismatch.
 classified classify_acquire_script_reply(const node_reply& reply);

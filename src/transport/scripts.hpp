@@ -12,14 +12,13 @@ struct script {
     std::string_view sha1;
 };
 
-extern const script release_script;       ///< lua/release.lua: compare-and-delete
-extern const script extend_script;        ///< lua/extend.lua: compare-and-pexpire
-extern const script fence_acquire_script; ///< lua/fence_acquire.lua: SET NX PX + counter
-extern const script fence_raise_script;   ///< lua/fence_raise.lua: raise counter while held
-extern const script fenced_call_script;   ///< lua/fenced_call.lua: the reference resource
-extern const script acquire_script;       ///< lua/acquire.lua: exclusive, several keys/fenced
-extern const script holders_acquire_script; ///< lua/holders_acquire.lua: readers, permits
-extern const script writer_waiting_script;  ///< lua/writer_waiting.lua: a writer's mark
+extern const script release_script;         ///< lua/release.lua: compare-and-delete, publish
+extern const script extend_script;          ///< lua/extend.lua: compare-and-pexpire, any kind
+extern const script fence_raise_script;     ///< lua/fence_raise.lua: raise counters while held
+extern const script fenced_call_script;     ///< lua/fenced_call.lua: the reference resource
+extern const script acquire_script;         ///< lua/acquire.lua: exclusive, keys all or none
+extern const script holders_acquire_script; ///< lua/holders_acquire.lua: reader or permit
+extern const script writer_waiting_script;  ///< lua/writer_waiting.lua: pending-writer mark
 extern const script force_release_script;   ///< lua/force_release.lua: operators' unlock
 
 /// What every connection loads into the node's script cache before its first lock command;

@@ -3,6 +3,7 @@
 #include "transport/scripts.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace redlock::sim {
 
@@ -169,18 +170,20 @@ void history::on_send(int client, int node, const std::vector<std::string>& args
     if (verb == "SET" && args.size() >= 3) {
         token = args[2];
         creates = true;
-    } else if (eval && args.size() >= 5 && args[2] == "1") {
-        token = args[4];
+    } else if (eval && args.size() >= 4) {
+        // KEYS come first, then ARGV[1], the token, for every lock script.
+        const auto keys = std::strtoul(args[2].c_str(), nullptr, 10);
+        if (keys < args.size() - 3) {
+            token = args[3 + keys];
+        }
         if (is(detail::release_script)) {
             if (releasing_.count(token)) {
                 released_.insert(token);
             }
-        } else if (is(detail::extend_script)) {
-            creates = true;
+        } else {
+            creates = is(detail::extend_script) || is(detail::acquire_script) ||
+                      is(detail::holders_acquire_script);
         }
-    } else if (eval && args.size() >= 6 && args[2] == "2") {
-        token = args[5];
-        creates = is(detail::fence_acquire_script);
     }
     if (creates && closed_.count(client)) {
         violation("(i) command after close", "client c" + std::to_string(client) + " sent " + verb +

@@ -62,17 +62,41 @@ TEST(SimNode, ScriptsRunByMeaningBehindTheCache) {
 TEST(SimNode, FencingCountersSurviveARestartLockKeysDoNot) {
     world w(1, false);
     sim_node n(w, 0, drift_clock{0, 1.0}, {});
-    const std::string acquire(detail::fence_acquire_script.text);
+    const std::string acquire(detail::acquire_script.text);
     const std::string raise(detail::fence_raise_script.text);
-    EXPECT_EQ(run(n, {"EVAL", acquire, "2", "k", "{k}:fence", "t1", "100"}), "$1\r\n0\r\n");
+    EXPECT_EQ(run(n, {"EVAL", acquire, "2", "k", "{k}:fence", "t1", "100", "1"}), "$1\r\n0\r\n");
     EXPECT_EQ(run(n, {"EVAL", raise, "2", "k", "{k}:fence", "t1", "7"}), ":1\r\n");
     EXPECT_EQ(run(n, {"EVAL", raise, "2", "k", "{k}:fence", "t1", "7"}), ":0\r\n");
-    EXPECT_EQ(run(n, {"EVAL", acquire, "2", "k", "{k}:fence", "t2", "100"}), "$-1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", acquire, "2", "k", "{k}:fence", "t2", "100", "1"}), "$-1\r\n");
     n.crash();
     n.restart();
     EXPECT_EQ(run(n, {"GET", "k"}), "$-1\r\n");
-    EXPECT_EQ(run(n, {"EVAL", acquire, "2", "k", "{k}:fence", "t2", "100"}), "$1\r\n7\r\n");
+    EXPECT_EQ(run(n, {"EVAL", acquire, "2", "k", "{k}:fence", "t2", "100", "1"}), "$1\r\n7\r\n");
     EXPECT_EQ(run(n, {"NONSENSE"}).substr(0, 4), "-ERR");
+}
+
+TEST(SimNode, HoldersExpireOnTheNodesClockAndReleasesArePublished) {
+    // The models' semantics are proven against Redis by redlock_sim_conformance; here what
+    // only the simulation has: a drifting node clock and the release messages.
+    world w(1, false);
+    sim_node n(w, 0, drift_clock{0, 2.0}, {});
+    std::vector<std::string> published;
+    n.on_publish = [&](const std::string& channel) { published.push_back(channel); };
+    const std::string holders(detail::holders_acquire_script.text);
+    const std::string release(detail::release_script.text);
+    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t1", "100", "2"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t2", "300", "2"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t3", "300", "2"}), "$-1\r\n");
+    w.at(50 * ms, -1, [] {}); // 100 ms on the node's clock
+    w.run(nullptr, sec);
+    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t3", "300", "2"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", release, "1", "k", "t2"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", release, "1", "k", "t2"}), ":0\r\n");
+    EXPECT_EQ(published, std::vector<std::string>{"redlock:released:k"});
+    w.at(200 * ms, -1, [] {}); // t3's deadline, 400 ms on the node's clock
+    w.run(nullptr, sec);
+    EXPECT_EQ(run(n, {"TYPE", "k"}), "+none\r\n");
+    EXPECT_TRUE(n.live_lock_keys().empty());
 }
 
 TEST(SimClock, AlarmsFireWhenTheLocalClockGetsThereAndNeverStale) {

@@ -2,8 +2,11 @@
 
 #include "transport/scripts.hpp"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 
 namespace redlock::sim {
 
@@ -43,10 +46,13 @@ bool decimal_less(std::string_view a, std::string_view b) {
     return a.size() < b.size() || (a.size() == b.size() && a < b);
 }
 
+constexpr std::array known_scripts{&detail::release_script,        &detail::extend_script,
+                                   &detail::fence_raise_script,    &detail::fenced_call_script,
+                                   &detail::acquire_script,        &detail::holders_acquire_script,
+                                   &detail::writer_waiting_script, &detail::force_release_script};
+
 const detail::script* script_by_sha(std::string_view sha) {
-    for (const auto* s :
-         {&detail::release_script, &detail::extend_script, &detail::fence_acquire_script,
-          &detail::fence_raise_script, &detail::fenced_call_script}) {
+    for (const auto* s : known_scripts) {
         if (s->sha1 == sha) {
             return s;
         }
@@ -55,15 +61,59 @@ const detail::script* script_by_sha(std::string_view sha) {
 }
 
 const detail::script* script_by_text(std::string_view text) {
-    for (const auto* s :
-         {&detail::release_script, &detail::extend_script, &detail::fence_acquire_script,
-          &detail::fence_raise_script, &detail::fenced_call_script}) {
+    for (const auto* s : known_scripts) {
         if (s->text == text) {
             return s;
         }
     }
     return nullptr;
 }
+
+std::string array(const std::vector<std::string>& bulks) {
+    std::string out = "*" + std::to_string(bulks.size()) + "\r\n";
+    for (const auto& b : bulks) {
+        out += bulk(b);
+    }
+    return out;
+}
+
+const std::string wrongtype =
+    error("WRONGTYPE Operation against a key holding the wrong kind of value");
+
+/// The scripts' own argument checks: `^[1-9][0-9]*$` of at most `digits` digits.
+bool positive_decimal(const std::vector<std::string>& argv, std::size_t i, std::size_t digits) {
+    if (i >= argv.size() || argv[i].empty() || argv[i].size() > digits || argv[i][0] == '0') {
+        return false;
+    }
+    return std::all_of(argv[i].begin(), argv[i].end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// A semaphore's mode: a permit count from 1 to 1000000.
+bool permit_count(std::string_view s) {
+    long long n = 0;
+    return !s.empty() && s[0] != '0' && s.size() <= 7 && parse_int(s, n) && n >= 1 && n <= 1000000;
+}
+
+/// A holder's deadline as the scripts read it (a Lua number), or none for a value that is
+/// not one: then the holder counts as expired.
+std::optional<double> deadline(std::string_view v) {
+    if (v.empty() ||
+        !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return std::nullopt;
+    }
+    return std::strtod(std::string(v).c_str(), nullptr);
+}
+
+std::string decimal(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+}
+
+const std::string ttl_error = " ttl must be a positive integer of milliseconds below 10^15";
+
+/// Seconds since the epoch at the nodes' local clock 0: TIME reads like a real node's.
+constexpr std::int64_t epoch_ns = 1'700'000'000LL * sec;
 
 } // namespace
 
@@ -169,7 +219,61 @@ std::string sim_node::run(const std::vector<std::string>& args, std::size_t from
     }
     if (name == "GET" && n == 2) {
         auto* e = find(arg(1));
+        if (e && e->type != kind::string) {
+            return wrongtype;
+        }
         return e ? bulk(e->value) : nil;
+    }
+    if (name == "TYPE" && n == 2) {
+        auto* e = find(arg(1));
+        if (!e) {
+            return status("none");
+        }
+        return status(e->type == kind::string ? "string" : e->type == kind::hash ? "hash" : "list");
+    }
+    if (name == "HGETALL" && n == 2) {
+        auto* e = find(arg(1));
+        if (e && e->type != kind::hash) {
+            return wrongtype;
+        }
+        std::vector<std::string> flat;
+        for (const auto& [field, value] : e ? e->fields : decltype(e->fields){}) {
+            flat.push_back(field);
+            flat.push_back(value);
+        }
+        return array(flat);
+    }
+    if (name == "HSET" && n >= 4 && n % 2 == 0) {
+        auto* e = find(arg(1));
+        if (e && e->type != kind::hash) {
+            return wrongtype;
+        }
+        if (!e) {
+            e = &(data_[arg(1)] = entry{{}, -1, commands_, kind::hash});
+        }
+        long long added = 0;
+        for (std::size_t i = 2; i < n; i += 2) {
+            added += e->fields.insert_or_assign(arg(i), arg(i + 1)).second ? 1 : 0;
+        }
+        e->written = commands_;
+        return integer(added);
+    }
+    if (name == "RPUSH" && n >= 3) {
+        auto* e = find(arg(1));
+        if (e && e->type != kind::list) {
+            return wrongtype;
+        }
+        if (!e) {
+            e = &(data_[arg(1)] = entry{{}, -1, commands_, kind::list});
+        }
+        for (std::size_t i = 2; i < n; ++i) {
+            e->items.push_back(arg(i));
+        }
+        return integer(static_cast<long long>(e->items.size()));
+    }
+    if (name == "TIME" && n == 1) {
+        const auto us_now = (epoch_ns + local_now()) / us;
+        return array({std::to_string(us_now / 1'000'000), std::to_string(us_now % 1'000'000)});
     }
     if (name == "DEL" && n >= 2) {
         long long count = 0;
@@ -274,70 +378,25 @@ std::string sim_node::run_script(std::string_view sha, const std::vector<std::st
     auto bad = [] { return error("ERR wrong number of arguments for the script"); };
 
     if (sha == detail::release_script.sha1) {
-        if (keys.size() != 1 || argv.size() < 1) {
-            return bad();
-        }
-        if (get(keys[0]) == argv[0]) {
-            const auto refused = release_noscript_.find(argv[0]);
-            if (via_eval && on_note && refused != release_noscript_.end() &&
-                data_[keys[0]].written > refused->second) {
-                on_note("defect 1 pattern on " + name() +
-                        ": a compare-and-delete refused with "
-                        "NOSCRIPT, resent as EVAL, deleted " +
-                        keys[0] +
-                        " written by a later "
-                        "command with the same token " +
-                        argv[0].substr(0, 8));
-            }
-            data_.erase(keys[0]);
-            return integer(1);
-        }
-        return integer(0);
+        return release(keys, argv, via_eval);
     }
     if (sha == detail::extend_script.sha1) {
-        if (keys.size() != 1 || argv.size() < 2) {
-            return bad();
-        }
-        long long ttl = 0;
-        if (!parse_int(argv[1], ttl) || ttl <= 0) {
-            return error("ERR Error running script: invalid expire time");
-        }
-        if (get(keys[0]) == argv[0]) {
-            data_[keys[0]].expire_at = local_now() + ttl * ms;
-            return integer(1);
-        }
-        if (argv.size() >= 3 && argv[2] == "1" && set_nx_px(keys[0], argv[0], ttl, true)) {
-            return integer(1);
-        }
-        return integer(0);
+        return extend(keys, argv);
     }
-    if (sha == detail::fence_acquire_script.sha1) {
-        if (keys.size() != 2 || argv.size() < 2) {
-            return bad();
-        }
-        long long ttl = 0;
-        if (!parse_int(argv[1], ttl) || ttl <= 0) {
-            return error("ERR Error running script: invalid expire time");
-        }
-        const auto counter = get(keys[1]).value_or("0");
-        if (set_nx_px(keys[0], argv[0], ttl, true)) {
-            return bulk(counter);
-        }
-        return nil;
+    if (sha == detail::acquire_script.sha1) {
+        return acquire(keys, argv);
+    }
+    if (sha == detail::holders_acquire_script.sha1) {
+        return holders_acquire(keys, argv);
     }
     if (sha == detail::fence_raise_script.sha1) {
-        if (keys.size() != 2 || argv.size() < 2) {
-            return bad();
-        }
-        if (get(keys[0]) != argv[0]) {
-            return integer(0);
-        }
-        const auto current = get(keys[1]).value_or("0");
-        if (decimal_less(current, argv[1])) {
-            data_[keys[1]] = entry{argv[1], -1, commands_};
-            return integer(1);
-        }
-        return integer(0);
+        return fence_raise(keys, argv);
+    }
+    if (sha == detail::writer_waiting_script.sha1) {
+        return writer_waiting(keys, argv);
+    }
+    if (sha == detail::force_release_script.sha1) {
+        return force_release(keys);
     }
     if (sha == detail::fenced_call_script.sha1) {
         if (keys.empty() || argv.size() < 2) {
@@ -358,6 +417,395 @@ std::string sim_node::run_script(std::string_view sha, const std::vector<std::st
         return run(std::vector<std::string>(argv.begin() + 1, argv.end()), 0, depth + 1);
     }
     return error("ERR script not known to the simulation");
+}
+
+std::int64_t sim_node::time_ms() const {
+    return (epoch_ns + local_now()) / ms;
+}
+
+bool sim_node::lock_hash(const entry& e) {
+    if (e.type != kind::hash) {
+        return false;
+    }
+    const auto mode = e.fields.find("mode");
+    return mode != e.fields.end() && (mode->second == "shared" || permit_count(mode->second));
+}
+
+bool sim_node::holds(const std::string& key, const std::string& token) {
+    const auto* e = find(key);
+    if (!e) {
+        return false;
+    }
+    if (e->type == kind::string) {
+        return e->value == token;
+    }
+    if (!lock_hash(*e)) {
+        return false;
+    }
+    const auto field = e->fields.find(token);
+    if (field == e->fields.end()) {
+        return false;
+    }
+    const auto d = deadline(field->second);
+    return d && *d > static_cast<double>(time_ms());
+}
+
+long long sim_node::holders(const entry& e) const {
+    const auto now = static_cast<double>(time_ms());
+    long long count = 0;
+    for (const auto& [field, value] : e.fields) {
+        if (field != "mode" && field != "writer_waiting") {
+            const auto d = deadline(value);
+            count += d && *d > now ? 1 : 0;
+        }
+    }
+    return count;
+}
+
+void sim_node::expire_at_ms(entry& e, double deadline_ms) const {
+    e.expire_at = static_cast<std::int64_t>(deadline_ms) * ms - epoch_ns;
+}
+
+void sim_node::settle(const std::string& key) {
+    auto& e = data_.at(key);
+    const auto now = static_cast<double>(time_ms());
+    std::optional<double> latest;
+    for (auto it = e.fields.begin(); it != e.fields.end();) {
+        const auto d = it->first == "mode" ? std::optional<double>() : deadline(it->second);
+        if (it->first != "mode" && (!d || *d <= now)) {
+            it = e.fields.erase(it);
+            continue;
+        }
+        if (d && it->first != "writer_waiting" && (!latest || *d > *latest)) {
+            latest = d;
+        }
+        ++it;
+    }
+    if (latest) {
+        expire_at_ms(e, *latest);
+    } else {
+        data_.erase(key);
+    }
+}
+
+void sim_node::publish_release(const std::string& key) {
+    const auto channel = "redlock:released:" + key;
+    SIM_TRACE(world_, name(), "PUBLISH " + channel);
+    if (on_publish) {
+        on_publish(channel);
+    }
+}
+
+sim_node::reply sim_node::release(const std::vector<std::string>& keys,
+                                  const std::vector<std::string>& argv, bool via_eval) {
+    if (keys.empty() || argv.empty()) {
+        return error("ERR release.lua: KEYS = lock keys (at least one), ARGV[1] = token");
+    }
+    const auto& token = argv[0];
+    long long all = 1;
+    for (const auto& key : keys) {
+        bool removed = false;
+        auto* e = find(key);
+        if (e && e->type == kind::string && e->value == token) {
+            const auto refused = release_noscript_.find(token);
+            if (via_eval && on_note && refused != release_noscript_.end() &&
+                e->written > refused->second) {
+                on_note("defect 1 pattern on " + name() +
+                        ": a compare-and-delete refused with NOSCRIPT, resent as EVAL, deleted " +
+                        key + " written by a later command with the same token " +
+                        token.substr(0, 8));
+            }
+            data_.erase(key);
+            removed = true;
+        } else if (e && lock_hash(*e) && e->fields.count(token)) {
+            const auto d = deadline(e->fields.at(token));
+            if (!d || *d <= static_cast<double>(time_ms())) {
+                all = 0;
+            }
+            e->fields.erase(token);
+            removed = true;
+            settle(key);
+        } else {
+            all = 0;
+        }
+        if (removed) {
+            publish_release(key);
+        }
+    }
+    return integer(all);
+}
+
+sim_node::reply sim_node::extend(const std::vector<std::string>& keys,
+                                 const std::vector<std::string>& argv) {
+    if (keys.empty() || argv.empty()) {
+        return error("ERR extend.lua: KEYS = lock keys (at least one), ARGV = token, ttl, "
+                     "recreate, kind");
+    }
+    if (!positive_decimal(argv, 1, 15)) {
+        return error("ERR extend.lua:" + ttl_error);
+    }
+    const auto& token = argv[0];
+    const long long ttl = std::stoll(argv[1]);
+    const bool recreate = argv.size() > 2 && argv[2] == "1";
+    const std::string lock_kind = argv.size() > 3 ? argv[3] : "";
+    if (!lock_kind.empty() && lock_kind != "shared" && !permit_count(lock_kind)) {
+        return error("ERR extend.lua: kind must be \"\", \"shared\" or a permit count from 1 to "
+                     "1000000");
+    }
+    const auto now = static_cast<double>(time_ms());
+    enum class step { pexpire, set, hold };
+    std::vector<step> plan;
+    for (const auto& key : keys) {
+        auto* e = find(key);
+        if (!e) {
+            if (!recreate) {
+                return integer(0);
+            }
+            plan.push_back(step::set);
+        } else if (e->type == kind::string) {
+            if (e->value != token || !lock_kind.empty()) {
+                return integer(0);
+            }
+            plan.push_back(step::pexpire);
+        } else {
+            const auto mode = e->fields.find("mode");
+            if (lock_kind.empty() || e->type != kind::hash || mode == e->fields.end() ||
+                mode->second != lock_kind) {
+                return integer(0);
+            }
+            const auto field = e->fields.find(token);
+            const auto d = field == e->fields.end() ? std::nullopt : deadline(field->second);
+            const bool held = d && *d > now;
+            if (!held &&
+                !(recreate && (lock_kind == "shared" || holders(*e) < std::stoll(lock_kind)))) {
+                return integer(0);
+            }
+            plan.push_back(step::hold);
+        }
+    }
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (plan[i] == step::pexpire) {
+            data_.at(keys[i]).expire_at = local_now() + ttl * ms;
+        } else if (plan[i] == step::set && lock_kind.empty()) {
+            set_nx_px(keys[i], token, ttl, false);
+        } else {
+            auto [it, created] = data_.try_emplace(keys[i], entry{{}, -1, commands_, kind::hash});
+            it->second.fields["mode"] = lock_kind;
+            it->second.fields[token] = decimal(now + static_cast<double>(ttl));
+            it->second.written = commands_;
+            settle(keys[i]);
+        }
+    }
+    return integer(1);
+}
+
+sim_node::reply sim_node::acquire(const std::vector<std::string>& keys,
+                                  const std::vector<std::string>& argv) {
+    const std::size_t n = positive_decimal(argv, 2, 18) ? std::stoull(argv[2]) : 0;
+    if (argv.empty() || n == 0 || (keys.size() != n && keys.size() != 2 * n)) {
+        return error("ERR acquire.lua: KEYS = n lock keys then 0 or n counters, ARGV = token, "
+                     "ttl, n");
+    }
+    if (!positive_decimal(argv, 1, 15)) {
+        return error("ERR acquire.lua:" + ttl_error);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        if (find(keys[i])) {
+            return nil;
+        }
+    }
+    std::optional<std::string> largest;
+    if (keys.size() == 2 * n) {
+        largest = "0";
+        for (std::size_t i = n; i < 2 * n; ++i) {
+            const auto* counter = find(keys[i]);
+            if (counter && counter->type != kind::string) {
+                return error("WRONGTYPE fencing counter " + keys[i] + " is not a string");
+            }
+            if (counter && decimal_less(*largest, counter->value)) {
+                largest = counter->value;
+            }
+        }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        set_nx_px(keys[i], argv[0], std::stoll(argv[1]), false);
+    }
+    return largest ? bulk(*largest) : integer(1);
+}
+
+sim_node::reply sim_node::holders_acquire(const std::vector<std::string>& keys,
+                                          const std::vector<std::string>& argv) {
+    if ((keys.size() != 1 && keys.size() != 2) || argv.empty()) {
+        return error("ERR holders_acquire.lua: KEYS = lock key[, counter], ARGV = token, ttl, "
+                     "kind");
+    }
+    if (!positive_decimal(argv, 1, 15)) {
+        return error("ERR holders_acquire.lua:" + ttl_error);
+    }
+    const std::string lock_kind = argv.size() > 2 ? argv[2] : "";
+    if (lock_kind != "shared" && !permit_count(lock_kind)) {
+        return error("ERR holders_acquire.lua: kind must be \"shared\" or a permit count from 1 "
+                     "to 1000000");
+    }
+    const auto describe = [](const std::string& mode) -> std::string {
+        if (mode == "shared") {
+            return "a read-write lock's readers";
+        }
+        return mode == "1" ? "a semaphore of 1 permit" : "a semaphore of " + mode + " permits";
+    };
+    const auto& key = keys[0];
+    auto* e = find(key);
+    if (e && e->type == kind::string) {
+        return nil;
+    }
+    if (e && e->type == kind::list) {
+        return error("REDLOCK_MISMATCH key is a list, not a lock");
+    }
+    if (e && !lock_hash(*e)) {
+        return error("REDLOCK_MISMATCH key is a hash, not a lock");
+    }
+    if (e && e->fields.at("mode") != lock_kind) {
+        const auto& mode = e->fields.at("mode");
+        const auto asked =
+            lock_kind == "shared" || mode == "shared" ? describe(lock_kind) : lock_kind;
+        return error("REDLOCK_MISMATCH key holds " + describe(mode) + ", asked for " + asked);
+    }
+    std::optional<std::string> counter;
+    if (keys.size() == 2) {
+        const auto* c = find(keys[1]);
+        if (c && c->type != kind::string) {
+            return error("WRONGTYPE fencing counter " + keys[1] + " is not a string");
+        }
+        counter = c ? c->value : "0";
+    }
+    const auto now = static_cast<double>(time_ms());
+    const auto mine = now + static_cast<double>(std::stoll(argv[1]));
+    long long holding = 0;
+    double latest = mine;
+    std::optional<double> mark;
+    if (e) {
+        for (auto it = e->fields.begin(); it != e->fields.end();) {
+            if (it->first == "mode") {
+                ++it;
+                continue;
+            }
+            const auto d = deadline(it->second);
+            if (!d || *d <= now) {
+                it = e->fields.erase(it);
+                continue;
+            }
+            if (it->first == "writer_waiting") {
+                mark = d;
+            } else {
+                ++holding;
+                latest = std::max(latest, *d);
+            }
+            ++it;
+        }
+        if (mark && holding == 0) {
+            // The mark dies with the last reader.
+            e->fields.erase("writer_waiting");
+            mark.reset();
+        }
+    }
+    if (lock_kind == "shared" ? mark.has_value() : holding >= std::stoll(lock_kind)) {
+        return nil;
+    }
+    if (!e) {
+        e = &(data_[key] = entry{{}, -1, commands_, kind::hash});
+    }
+    e->fields["mode"] = lock_kind;
+    e->fields[argv[0]] = decimal(mine);
+    e->written = commands_;
+    expire_at_ms(*e, latest);
+    return counter ? bulk(*counter) : integer(1);
+}
+
+sim_node::reply sim_node::fence_raise(const std::vector<std::string>& keys,
+                                      const std::vector<std::string>& argv) {
+    const std::size_t n = keys.size() / 2;
+    if (n < 1 || keys.size() % 2 != 0 || argv.empty()) {
+        return error("ERR fence_raise.lua: KEYS = n lock keys then their n counters, ARGV = "
+                     "token, t");
+    }
+    if (!positive_decimal(argv, 1, 20)) {
+        return error("ERR fence_raise.lua: t must be a positive decimal integer");
+    }
+    const auto& t = argv[1];
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!holds(keys[i], argv[0])) {
+            return integer(0);
+        }
+        const auto* counter = find(keys[n + i]);
+        if (counter && counter->type != kind::string) {
+            return error("WRONGTYPE fencing counter " + keys[n + i] + " is not a string");
+        }
+        if (!decimal_less(counter ? counter->value : "0", t)) {
+            return integer(0);
+        }
+    }
+    for (std::size_t i = n; i < 2 * n; ++i) {
+        data_[keys[i]] = entry{t, -1, commands_};
+    }
+    return integer(1);
+}
+
+sim_node::reply sim_node::writer_waiting(const std::vector<std::string>& keys,
+                                         const std::vector<std::string>& argv) {
+    if (keys.size() != 1) {
+        return error("ERR writer_waiting.lua: KEYS = lock key, ARGV = mark ttl");
+    }
+    if (!positive_decimal(argv, 0, 15)) {
+        return error("ERR writer_waiting.lua:" + ttl_error);
+    }
+    auto* e = find(keys[0]);
+    if (!e || e->type != kind::hash || !e->fields.count("mode") ||
+        e->fields.at("mode") != "shared") {
+        return integer(0);
+    }
+    const auto now = static_cast<double>(time_ms());
+    std::vector<std::string> expired;
+    std::optional<double> latest;
+    std::optional<double> mark;
+    for (const auto& [field, value] : e->fields) {
+        if (field == "mode") {
+            continue;
+        }
+        const auto d = deadline(value);
+        if (!d || *d <= now) {
+            expired.push_back(field);
+        } else if (field == "writer_waiting") {
+            mark = d;
+        } else if (!latest || *d > *latest) {
+            latest = d;
+        }
+    }
+    if (!latest) {
+        return integer(0);
+    }
+    for (const auto& field : expired) {
+        e->fields.erase(field);
+    }
+    expire_at_ms(*e, *latest);
+    const auto until = now + static_cast<double>(std::stoll(argv[0]));
+    if (!mark || *mark < until) {
+        e->fields["writer_waiting"] = decimal(until);
+        e->written = commands_;
+    }
+    return integer(1);
+}
+
+sim_node::reply sim_node::force_release(const std::vector<std::string>& keys) {
+    long long deleted = 0;
+    for (const auto& key : keys) {
+        const auto* e = find(key);
+        if (e && ((e->type == kind::string && e->expire_at >= 0) || lock_hash(*e))) {
+            data_.erase(key);
+            publish_release(key);
+            ++deleted;
+        }
+    }
+    return integer(deleted);
 }
 
 void sim_node::crash() {

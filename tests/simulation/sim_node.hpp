@@ -27,10 +27,12 @@ struct node_faults {
 };
 
 /// A Redis master, single-threaded, with the semantics the library relies on: SET NX PX with
-/// expiry on the node's own drifting clock, GET, DEL, PEXPIRE, PTTL, the five scripts run by
-/// meaning behind a script cache (empty at start, loaded by EVAL and SCRIPT LOAD, lost on
-/// SCRIPT FLUSH and restart), INFO server, restarts that lose the data. Replies are RESP
-/// bytes. Anything it does not know gets an error reply.
+/// expiry on the node's own drifting clock, GET, DEL, PEXPIRE, PTTL, TYPE, TIME, the lock
+/// family's hashes (HGETALL, HSET) and a list (RPUSH) to stand for foreign types, the scripts
+/// of lua/ run by meaning behind a script cache (empty at start, loaded by EVAL and SCRIPT
+/// LOAD, lost on SCRIPT FLUSH and restart), INFO server, restarts that lose the data. Replies
+/// are RESP bytes; the scripts' replies are byte for byte what Redis 7 answers (the
+/// conformance test holds them to it). Anything it does not know gets an error reply.
 class sim_node {
 public:
     sim_node(world& w, int id, drift_clock clock, node_faults faults);
@@ -57,19 +59,55 @@ public:
     /// Diagnoses for the report: patterns of known defects seen on the node.
     std::function<void(const std::string&)> on_note;
 
+    /// A script's PUBLISH on a release channel ("redlock:released:" + key), when it runs.
+    std::function<void(const std::string& channel)> on_publish;
+
+    /// The node's TIME in milliseconds since the epoch: its own drifting clock, offset so
+    /// that it reads like a real node's (the holders' deadlines are in it).
+    std::int64_t time_ms() const;
+
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
     std::vector<std::string> live_lock_keys() const;
 
 private:
     using reply = std::string;
+    enum class kind { string, hash, list };
     struct entry {
         std::string value;
         std::int64_t expire_at = -1; // node-local ns, -1 = none
         std::uint64_t written = 0;   // command number that wrote it
+        kind type = kind::string;
+        std::map<std::string, std::string> fields{}; // a hash's
+        std::vector<std::string> items{};            // a list's
     };
     std::int64_t local_now() const { return clock_.local(world_.now()); }
     entry* find(const std::string& key);
     bool set_nx_px(const std::string& key, const std::string& value, std::int64_t ttl_ms, bool nx);
+
+    // The lock family's hashes, as the scripts treat them (lua/release.lua).
+    /// The hash is a lock of ours: its mode is "shared" or a permit count.
+    static bool lock_hash(const entry& e);
+    /// Whether `token` holds `key` here: the string is the token, or a lock hash has the
+    /// token's field with a deadline ahead.
+    bool holds(const std::string& key, const std::string& token);
+    /// Unexpired holders of a lock hash.
+    long long holders(const entry& e) const;
+    /// Drops the expired holders (and a passed writer mark), then the key with its last
+    /// holder, or sets its expiry to the latest remaining deadline.
+    void settle(const std::string& key);
+    void expire_at_ms(entry& e, double deadline_ms) const;
+    void publish_release(const std::string& key);
+
+    reply release(const std::vector<std::string>& keys, const std::vector<std::string>& argv,
+                  bool via_eval);
+    reply extend(const std::vector<std::string>& keys, const std::vector<std::string>& argv);
+    reply acquire(const std::vector<std::string>& keys, const std::vector<std::string>& argv);
+    reply holders_acquire(const std::vector<std::string>& keys,
+                          const std::vector<std::string>& argv);
+    reply fence_raise(const std::vector<std::string>& keys, const std::vector<std::string>& argv);
+    reply writer_waiting(const std::vector<std::string>& keys,
+                         const std::vector<std::string>& argv);
+    reply force_release(const std::vector<std::string>& keys);
 
     reply run(const std::vector<std::string>& args, std::size_t from, int depth);
     reply run_script(std::string_view sha, const std::vector<std::string>& args, int depth,

@@ -131,16 +131,20 @@ inspector::~inspector() {
     redisFree(context_);
 }
 
-std::string command_text(redisContext* context, const std::vector<std::string>& args,
-                         const std::string& who) {
+redisReply* command_reply(redisContext* context, const std::vector<std::string>& args) {
     std::vector<const char*> argv;
     std::vector<size_t> lengths;
     for (const auto& a : args) {
         argv.push_back(a.data());
         lengths.push_back(a.size());
     }
-    auto* reply = static_cast<redisReply*>(
+    return static_cast<redisReply*>(
         redisCommandArgv(context, static_cast<int>(args.size()), argv.data(), lengths.data()));
+}
+
+std::string command_text(redisContext* context, const std::vector<std::string>& args,
+                         const std::string& who) {
+    auto* reply = command_reply(context, args);
     if (!reply) {
         throw std::runtime_error(who + " lost its connection: " + context->errstr);
     }

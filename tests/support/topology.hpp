@@ -47,6 +47,10 @@ private:
     static void script(const std::string& args);
 };
 
+/// Sends one command given as separate arguments on a synchronous hiredis connection and
+/// waits for its reply (to be freed with freeReplyObject); null when the connection failed.
+redisReply* command_reply(redisContext* context, const std::vector<std::string>& args);
+
 /// Runs one command on a synchronous hiredis connection: the reply as text (a status, string
 /// or error as is, an integer in decimal, "(nil)", "(array)"). Throws, naming `who`, when
 /// the connection is lost.
