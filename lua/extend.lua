@@ -66,8 +66,13 @@ local function settle(key)
     end
 end
 
--- Unexpired holders of a lock hash.
-local function holders(key)
+-- Whether a semaphore's holder may be re-created: fewer than N unexpired holders, none of
+-- them in the token's slot (the '/SLOT' ending it, see holders_acquire.lua).
+local function permit_free(key)
+    local slot = string.match(token, '/([0-9]+)$')
+    if not slot or #slot > 7 or tonumber(slot) >= tonumber(kind) then
+        return false
+    end
     local flat = redis.call('HGETALL', key)
     local count = 0
     for i = 1, #flat, 2 do
@@ -75,11 +80,14 @@ local function holders(key)
         if field ~= 'mode' and field ~= 'writer_waiting' then
             local d = deadline(flat[i + 1])
             if d and d > now_ms() then
+                if string.match(field, '/([0-9]+)$') == slot then
+                    return false
+                end
                 count = count + 1
             end
         end
     end
-    return count
+    return count < tonumber(kind)
 end
 
 -- What each key needs: 'pexpire' (our string), 'set' (a missing key made ours) or 'hold'
@@ -97,13 +105,13 @@ for i, key in ipairs(KEYS) do
         local d = deadline(redis.call('HGET', key, token))
         if d and d > now_ms() then
             plan[i] = 'hold'
-        elseif recreate and (kind == 'shared' or holders(key) < tonumber(kind)) then
+        elseif recreate and (kind == 'shared' or permit_free(key)) then
             plan[i] = 'hold'
         else
             return 0
         end
     elseif value == false then
-        if not recreate then
+        if not recreate or (kind ~= '' and kind ~= 'shared' and not permit_free(key)) then
             return 0
         end
         plan[i] = 'set'

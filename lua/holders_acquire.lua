@@ -5,7 +5,7 @@
 -- ARGV[1] token, ARGV[2] ttl in milliseconds, ARGV[3] kind: "shared" or the permit count N.
 -- Returns nil when refused: the key is a string (an exclusive holder, e.g. the writer), a
 -- writer's pending mark is still ahead (readers: writers do not starve behind a stream of
--- readers), or N unexpired holders exist (permits). Returns an error `REDLOCK_MISMATCH
+-- readers), or (permits) the token's slot is held or N unexpired holders exist. Returns an error `REDLOCK_MISMATCH
 -- ...` when the key holds something else: a lock of another kind or permit count (holders
 -- must agree on it: a mismatch is an error, never silent), or another type. Granted:
 -- integer 1, or, fenced, the counter as a decimal string ("0" where none exists yet),
@@ -22,6 +22,19 @@ end
 if kind ~= 'shared' and not (kind and string.match(kind, '^[1-9][0-9]*$') and #kind <= 7
     and tonumber(kind) <= 1000000) then
     return redis.error_reply('ERR holders_acquire.lua: kind must be "shared" or a permit count from 1 to 1000000')
+end
+
+-- A semaphore's holder takes one of its N slots, named by the '/SLOT' that ends its token:
+-- a node grants a slot that no unexpired holder has there. Two holders of one slot can
+-- then never both have a quorum (their majorities share a node), which is what keeps the
+-- holders at most N; counting alone would not (on 3 nodes and 2 permits, holders on nodes
+-- {1,2}, {2,3} and {1,3} leave 2 on each node: 3 holders).
+local slot
+if kind ~= 'shared' then
+    slot = string.match(token, '/([0-9]+)$')
+    if not slot or #slot > 7 or tonumber(slot) >= tonumber(kind) then
+        return redis.error_reply('ERR holders_acquire.lua: a permit token ends in /SLOT, SLOT from 0 to N-1')
+    end
 end
 
 local t = redis.call('TIME')
@@ -78,7 +91,7 @@ end
 
 -- The expired holders go (and a passed writer mark); the others are counted, and the
 -- latest deadline kept for the key's expiry.
-local holders, latest, mark = 0, now + tonumber(ttl), nil
+local holders, latest, mark, taken = 0, now + tonumber(ttl), nil, false
 if type_of == 'hash' then
     local flat = redis.call('HGETALL', key)
     for i = 1, #flat, 2 do
@@ -92,6 +105,9 @@ if type_of == 'hash' then
             else
                 holders = holders + 1
                 latest = math.max(latest, d)
+                if slot and string.match(field, '/([0-9]+)$') == slot then
+                    taken = true
+                end
             end
         end
     end
@@ -102,7 +118,7 @@ if mark and holders == 0 then
     redis.call('HDEL', key, 'writer_waiting')
     mark = nil
 end
-if (kind == 'shared' and mark) or (kind ~= 'shared' and holders >= tonumber(kind)) then
+if (kind == 'shared' and mark) or (kind ~= 'shared' and (taken or holders >= tonumber(kind))) then
     return false
 end
 redis.call('HSET', key, 'mode', kind, token, string.format('%.0f', now + tonumber(ttl)))

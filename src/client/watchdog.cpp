@@ -19,7 +19,7 @@ watchdog::watchdog(client& owner, const lock& held, renewal_options options, los
     if (auto why = check_renewal_options(options); !why.empty()) {
         throw std::system_error(make_error_code(errc::invalid_argument), why);
     }
-    state_->key = held.key();
+    state_->keys = held.keys();
     state_->token = held.token();
     state_->fencing_token = held.fencing_token();
     state_->options = held.options();
@@ -71,7 +71,7 @@ std::uint64_t watchdog::renewals() const noexcept {
 }
 
 lock watchdog::current() const {
-    return lock(state_->key, state_->token, valid_until(), state_->options, state_->fencing_token);
+    return lock(state_->keys, state_->token, valid_until(), state_->options, state_->fencing_token);
 }
 
 } // namespace redlock

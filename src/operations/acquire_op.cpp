@@ -79,6 +79,14 @@ void acquire_op::act(const acquire_action& action) {
     case acquire_action::kind::send_set:
         sleeping_ = false;
         token_ = impl_->next_token();
+        if (options_.mode == lock_mode::permit) {
+            // The slot this holder asks for (lua/holders_acquire.lua): a random one first, then
+            // the next one on every retry, so that a waiter walks every slot.
+            slot_ = fsm_.attempt() == 1
+                        ? static_cast<unsigned>(impl_->next_random() % options_.permits)
+                        : (slot_ + 1) % options_.permits;
+            token_ += "/" + std::to_string(slot_);
+        }
         begin_round(now());
         arm_timer(action.at);
         send_sets();

@@ -55,6 +55,8 @@ private:
     acquire_fsm fsm_;
     completion<client::acquire_signature> completion_;
     bool sleeping_ = false;
+    /// A semaphore's holder: the slot of the attempt in flight, 0 to permits - 1.
+    unsigned slot_ = 0;
     clock::time_point called_at_ = now();
 };
 

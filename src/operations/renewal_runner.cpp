@@ -72,7 +72,7 @@ void renewal_runner::cancel_wait() {
 
 void renewal_runner::extend() {
     auto self = shared_from_this();
-    lock held(state_->key, state_->token, fsm_.valid_until(), state_->options,
+    lock held(state_->keys, state_->token, fsm_.valid_until(), state_->options,
               state_->fencing_token);
     auto on_done = [self](std::error_code ec, extend_result r) {
         if (auto* m = self->impl_->metrics()) {
@@ -80,7 +80,9 @@ void renewal_runner::extend() {
         }
         if (ec) {
             self->impl_->log(log_level::warning,
-                             "renewal of " + self->state_->key + " failed: " + r.message);
+                             "renewal of " + self->state_->keys.front() +
+                                 (self->state_->keys.size() > 1 ? " (and more keys)" : "") +
+                                 " failed: " + r.message);
         }
         const auto before = self->fsm_.valid_until();
         const auto next = self->fsm_.on_extended(ec, r.lock.valid_until(), self->impl_->now());
@@ -110,7 +112,9 @@ void renewal_runner::declare_lost(std::error_code why) {
         round->cancel();
     }
     state_->lost.store(true);
-    impl_->log(log_level::error, "lock " + state_->key + " lost: " + why.message());
+    impl_->log(log_level::error, "lock " + state_->keys.front() +
+                                     (state_->keys.size() > 1 ? " (and more keys)" : "") +
+                                     " lost: " + why.message());
     if (auto* m = impl_->metrics()) {
         m->on_lock_lost(why);
     }

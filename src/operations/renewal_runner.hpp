@@ -18,7 +18,7 @@ namespace redlock::detail {
 
 /// What a watchdog and its runner share: written on the strand, read from any thread.
 struct watchdog_state {
-    std::string key;
+    std::vector<std::string> keys;
     std::string token;
     std::uint64_t fencing_token = 0;
     lock_options options;

@@ -7,16 +7,51 @@
 
 namespace redlock::sim {
 
-int history::grant(int client, const std::string& key, const std::string& token,
-                   std::uint64_t fence, std::int64_t valid_until_local, bool with_lock) {
-    holder h{client, key, token, fence, {}, INT64_MAX, with_lock};
+namespace {
+
+std::string keys_of(const std::vector<std::string>& keys) {
+    std::string text;
+    for (const auto& key : keys) {
+        text += (text.empty() ? "" : "+") + key;
+    }
+    return text;
+}
+
+std::string mode_of(lock_mode mode, unsigned permits) {
+    if (mode == lock_mode::shared) {
+        return " shared";
+    }
+    return mode == lock_mode::permit ? " permit/" + std::to_string(permits) : "";
+}
+
+/// Holders that may hold the key at the same time: readers with readers, permit holders
+/// with permit holders (counted apart).
+bool may_overlap(lock_mode a, lock_mode b) {
+    return a == b && a != lock_mode::exclusive;
+}
+
+} // namespace
+
+int history::grant(int client, const lock& granted, std::int64_t valid_until_local,
+                   bool with_lock) {
+    holder h{client,
+             granted.keys(),
+             granted.options().mode,
+             granted.options().permits,
+             granted.token(),
+             granted.fencing_token(),
+             {},
+             INT64_MAX,
+             with_lock};
     h.windows.push_back({world_.now(), real_at(client, valid_until_local)});
     holders_.push_back(std::move(h));
     const int id = static_cast<int>(holders_.size()) - 1;
+    const auto& added = holders_.back();
     SIM_TRACE(world_, "c" + std::to_string(client),
-              "GRANT " + key + " holder h" + std::to_string(id) + " token " + token.substr(0, 8) +
-                  (fence ? " fence " + std::to_string(fence) : "") + " valid until real " +
-                  fmt_time(holders_.back().windows.back().to));
+              "GRANT " + keys_of(added.keys) + mode_of(added.mode, added.permits) + " holder h" +
+                  std::to_string(id) + " token " + added.token.substr(0, 8) +
+                  (added.fence ? " fence " + std::to_string(added.fence) : "") +
+                  " valid until real " + fmt_time(added.windows.back().to));
     return id;
 }
 
@@ -219,8 +254,9 @@ void history::note(const std::string& what) {
 
 std::string history::describe(int id) const {
     const auto& h = holders_[static_cast<std::size_t>(id)];
-    return "h" + std::to_string(id) + " (c" + std::to_string(h.client) + " " + h.key + " token " +
-           h.token.substr(0, 8) + (h.fence ? " fence " + std::to_string(h.fence) : "") + ")";
+    return "h" + std::to_string(id) + " (c" + std::to_string(h.client) + " " + keys_of(h.keys) +
+           mode_of(h.mode, h.permits) + " token " + h.token.substr(0, 8) +
+           (h.fence ? " fence " + std::to_string(h.fence) : "") + ")";
 }
 
 void history::check_end() {
@@ -231,7 +267,9 @@ void history::check_end() {
     }
     std::map<std::string, std::vector<int>> by_key;
     for (std::size_t i = 0; i < holders_.size(); ++i) {
-        by_key[holders_[i].key].push_back(static_cast<int>(i));
+        for (const auto& key : holders_[i].keys) {
+            by_key[key].push_back(static_cast<int>(i));
+        }
     }
     for (const auto& [key, ids] : by_key) {
         std::vector<std::pair<int, std::vector<window>>> times;
@@ -243,7 +281,7 @@ void history::check_end() {
             for (std::size_t j = i + 1; j < times.size(); ++j) {
                 const auto& a = holders_[static_cast<std::size_t>(times[i].first)];
                 const auto& b = holders_[static_cast<std::size_t>(times[j].first)];
-                if (a.token == b.token) {
+                if (a.token == b.token || may_overlap(a.mode, b.mode)) {
                     continue;
                 }
                 for (const auto& wa : times[i].second) {
@@ -259,6 +297,31 @@ void history::check_end() {
                 }
             }
         }
+        // (a) for permits: never more holders at once than the semaphore has permits.
+        std::vector<std::pair<real_ns, int>> edges; // -1 (an end) sorts before +1 (a start)
+        unsigned permits = 0;
+        for (const auto& [id, ws] : times) {
+            const auto& h = holders_[static_cast<std::size_t>(id)];
+            if (h.mode != lock_mode::permit) {
+                continue;
+            }
+            permits = permits == 0 ? h.permits : std::min(permits, h.permits);
+            for (const auto& wnd : ws) {
+                edges.emplace_back(wnd.from, 1);
+                edges.emplace_back(wnd.to, -1);
+            }
+        }
+        std::sort(edges.begin(), edges.end());
+        int at_once = 0;
+        for (const auto& [t, step] : edges) {
+            at_once += step;
+            if (at_once > static_cast<int>(permits)) {
+                violation("(a) more holders than permits",
+                          std::to_string(at_once) + " permit holders of " + key + " at " +
+                              fmt_time(t) + ", " + std::to_string(permits) + " permits");
+                break;
+            }
+        }
         // (b): in grant order, among holders that were ever valid.
         std::vector<std::pair<real_ns, int>> fenced;
         for (const auto& [id, ws] : times) {
@@ -268,13 +331,18 @@ void history::check_end() {
             }
         }
         std::sort(fenced.begin(), fenced.end());
-        for (std::size_t i = 1; i < fenced.size(); ++i) {
-            const auto& prev = holders_[static_cast<std::size_t>(fenced[i - 1].second)];
-            const auto& cur = holders_[static_cast<std::size_t>(fenced[i].second)];
-            if (cur.fence <= prev.fence) {
-                violation("(b) fencing token not increasing", describe(fenced[i].second) +
-                                                                  " granted after " +
-                                                                  describe(fenced[i - 1].second));
+        for (std::size_t i = 0; i < fenced.size(); ++i) {
+            for (std::size_t j = i + 1; j < fenced.size(); ++j) {
+                const auto& prev = holders_[static_cast<std::size_t>(fenced[i].second)];
+                const auto& cur = holders_[static_cast<std::size_t>(fenced[j].second)];
+                // Two readers (or permit holders) raised concurrently may be told of their
+                // grants in either order: their tokens need only differ.
+                const bool ordered = !may_overlap(prev.mode, cur.mode);
+                if (ordered ? cur.fence <= prev.fence : cur.fence == prev.fence) {
+                    violation("(b) fencing token not increasing", describe(fenced[j].second) +
+                                                                      " granted after " +
+                                                                      describe(fenced[i].second));
+                }
             }
         }
     }

@@ -4,6 +4,8 @@
 #include "sim_clock.hpp"
 #include "sim_world.hpp"
 
+#include "redlock/lock.hpp"
+
 #include <cstdint>
 #include <map>
 #include <set>
@@ -13,8 +15,10 @@
 namespace redlock::sim {
 
 /// What happened, on simulated real time, and the invariants checked against it:
-/// (a) no two holders with overlapping validity windows on one key;
-/// (b) fencing tokens strictly increase in grant order per key;
+/// (a) no two holders with overlapping validity windows on one key, unless both are shared
+///     (readers) or both hold permits, and never more permit holders at once than permits;
+/// (b) fencing tokens strictly increase in grant order per key (between two shared or two
+///     permit holders, which may be granted concurrently, only distinct);
 /// (c) with_lock never reports success for work that ran outside the holder's validity;
 /// (d) the loss signal never fires after valid_until on the holder's clock, except at the
 ///     instant a holder paused across it resumes, and does fire when the validity ran out
@@ -40,8 +44,7 @@ public:
     const drift_clock& clock(int client) const { return clocks_[static_cast<std::size_t>(client)]; }
 
     /// A grant delivered now; the holder's id.
-    int grant(int client, const std::string& key, const std::string& token, std::uint64_t fence,
-              std::int64_t valid_until_local, bool with_lock);
+    int grant(int client, const lock& granted, std::int64_t valid_until_local, bool with_lock);
     /// A successful extend or renewal delivered now.
     void renew(int holder, std::int64_t valid_until_local);
     /// The holder stops relying on the lock now (release start, loss, end of work).
@@ -89,7 +92,9 @@ private:
     };
     struct holder {
         int client;
-        std::string key;
+        std::vector<std::string> keys;
+        lock_mode mode;
+        unsigned permits;
         std::string token;
         std::uint64_t fence;
         std::vector<window> windows;

@@ -28,6 +28,8 @@ const char* name(profile p);
 struct op_plan {
     enum class kind { plain, watchdog, with_lock } what = kind::plain;
     std::string key;
+    /// Taken together with `key`, all or nothing (an exclusive lock over several keys).
+    std::vector<std::string> more_keys;
     lock_options lock;
     renewal_options renewal;
     /// Before the operation, and how long the lock is held (or the work runs), on the

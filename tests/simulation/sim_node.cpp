@@ -88,6 +88,20 @@ bool positive_decimal(const std::vector<std::string>& argv, std::size_t i, std::
     return std::all_of(argv[i].begin(), argv[i].end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+/// The slot a semaphore's holder takes: the decimal after the '/' that ends its token.
+std::optional<long long> slot_of(const std::string& token) {
+    const auto slash = token.rfind('/');
+    if (slash == std::string::npos || slash + 1 == token.size() || token.size() - slash > 8) {
+        return std::nullopt;
+    }
+    for (std::size_t i = slash + 1; i < token.size(); ++i) {
+        if (token[i] < '0' || token[i] > '9') {
+            return std::nullopt;
+        }
+    }
+    return std::stoll(token.substr(slash + 1));
+}
+
 /// A semaphore's mode: a permit count from 1 to 1000000.
 bool permit_count(std::string_view s) {
     long long n = 0;
@@ -450,16 +464,26 @@ bool sim_node::holds(const std::string& key, const std::string& token) {
     return d && *d > static_cast<double>(time_ms());
 }
 
-long long sim_node::holders(const entry& e) const {
+bool sim_node::permit_free(const entry& e, const std::string& token,
+                           const std::string& permits) const {
+    const auto slot = slot_of(token);
+    if (!slot || *slot >= std::stoll(permits)) {
+        return false;
+    }
     const auto now = static_cast<double>(time_ms());
     long long count = 0;
     for (const auto& [field, value] : e.fields) {
         if (field != "mode" && field != "writer_waiting") {
             const auto d = deadline(value);
-            count += d && *d > now ? 1 : 0;
+            if (d && *d > now) {
+                if (slot_of(field) == slot) {
+                    return false;
+                }
+                ++count;
+            }
         }
     }
-    return count;
+    return count < std::stoll(permits);
 }
 
 void sim_node::expire_at_ms(entry& e, double deadline_ms) const {
@@ -558,7 +582,8 @@ sim_node::reply sim_node::extend(const std::vector<std::string>& keys,
     for (const auto& key : keys) {
         auto* e = find(key);
         if (!e) {
-            if (!recreate) {
+            if (!recreate || (!lock_kind.empty() && lock_kind != "shared" &&
+                              !permit_free(entry{}, token, lock_kind))) {
                 return integer(0);
             }
             plan.push_back(step::set);
@@ -577,7 +602,7 @@ sim_node::reply sim_node::extend(const std::vector<std::string>& keys,
             const auto d = field == e->fields.end() ? std::nullopt : deadline(field->second);
             const bool held = d && *d > now;
             if (!held &&
-                !(recreate && (lock_kind == "shared" || holders(*e) < std::stoll(lock_kind)))) {
+                !(recreate && (lock_kind == "shared" || permit_free(*e, token, lock_kind)))) {
                 return integer(0);
             }
             plan.push_back(step::hold);
@@ -653,6 +678,14 @@ sim_node::reply sim_node::holders_acquire(const std::vector<std::string>& keys,
         }
         return mode == "1" ? "a semaphore of 1 permit" : "a semaphore of " + mode + " permits";
     };
+    std::optional<long long> slot;
+    if (lock_kind != "shared") {
+        slot = slot_of(argv[0]);
+        if (!slot || *slot >= std::stoll(lock_kind)) {
+            return error("ERR holders_acquire.lua: a permit token ends in /SLOT, SLOT from 0 to "
+                         "N-1");
+        }
+    }
     const auto& key = keys[0];
     auto* e = find(key);
     if (e && e->type == kind::string) {
@@ -681,6 +714,7 @@ sim_node::reply sim_node::holders_acquire(const std::vector<std::string>& keys,
     const auto now = static_cast<double>(time_ms());
     const auto mine = now + static_cast<double>(std::stoll(argv[1]));
     long long holding = 0;
+    bool taken = false;
     double latest = mine;
     std::optional<double> mark;
     if (e) {
@@ -699,6 +733,7 @@ sim_node::reply sim_node::holders_acquire(const std::vector<std::string>& keys,
             } else {
                 ++holding;
                 latest = std::max(latest, *d);
+                taken = taken || (slot && slot_of(it->first) == slot);
             }
             ++it;
         }
@@ -708,7 +743,7 @@ sim_node::reply sim_node::holders_acquire(const std::vector<std::string>& keys,
             mark.reset();
         }
     }
-    if (lock_kind == "shared" ? mark.has_value() : holding >= std::stoll(lock_kind)) {
+    if (lock_kind == "shared" ? mark.has_value() : taken || holding >= std::stoll(lock_kind)) {
         return nil;
     }
     if (!e) {

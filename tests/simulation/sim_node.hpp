@@ -90,8 +90,9 @@ private:
     /// Whether `token` holds `key` here: the string is the token, or a lock hash has the
     /// token's field with a deadline ahead.
     bool holds(const std::string& key, const std::string& token);
-    /// Unexpired holders of a lock hash.
-    long long holders(const entry& e) const;
+    /// lua/extend.lua's re-creation of a semaphore's holder: fewer than `permits` unexpired
+    /// holders, none in the slot that ends `token`.
+    bool permit_free(const entry& e, const std::string& token, const std::string& permits) const;
     /// Drops the expired holders (and a passed writer mark), then the key with its last
     /// holder, or sets its expiry to the latest remaining deadline.
     void settle(const std::string& key);

@@ -136,7 +136,16 @@ asio::awaitable<void> schedule::client_task(int c) {
 namespace {
 
 std::string options_text(const op_plan& op) {
-    return op.key + " ttl " + std::to_string(op.lock.ttl.count()) + " ms, node_timeout " +
+    std::string keys = op.key;
+    for (const auto& more : op.more_keys) {
+        keys += "+" + more;
+    }
+    if (op.lock.mode == lock_mode::shared) {
+        keys += " shared";
+    } else if (op.lock.mode == lock_mode::permit) {
+        keys += " permit/" + std::to_string(op.lock.permits);
+    }
+    return keys + " ttl " + std::to_string(op.lock.ttl.count()) + " ms, node_timeout " +
            std::to_string(op.lock.node_timeout.count()) + " ms, attempts " +
            std::to_string(op.lock.retry.max_attempts) + (op.lock.fencing ? ", fenced" : "");
 }
@@ -155,16 +164,22 @@ asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, 
     }
     SIM_TRACE(w_, who(c), what + options_text(op));
     auto acquired = co_await tracked<client::acquire_signature>(
-        h_, "acquire", sig->slot(),
-        [&cl, &op](auto handler) { cl.async_acquire(op.key, op.lock, std::move(handler)); });
+        h_, "acquire", sig->slot(), [&cl, &op](auto handler) {
+            if (op.more_keys.empty()) {
+                cl.async_acquire(op.key, op.lock, std::move(handler));
+                return;
+            }
+            auto keys = op.more_keys;
+            keys.push_back(op.key);
+            cl.async_acquire(std::move(keys), op.lock, std::move(handler));
+        });
     const auto ec = std::get<0>(acquired);
     const auto& r = std::get<1>(acquired);
     SIM_TRACE(w_, who(c), "acquire -> " + (ec ? ec.message() + ": " + r.message : "ok"));
     if (ec) {
         co_return std::nullopt;
     }
-    const int holder = h_.grant(c, op.key, r.lock.token(), r.lock.fencing_token(),
-                                local(r.lock.valid_until()), false);
+    const int holder = h_.grant(c, r.lock, local(r.lock.valid_until()), false);
     co_return granted{holder, r.lock};
 }
 
@@ -257,8 +272,7 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
         cl, op.key, op.lock, op.renewal,
         [this, c, &op, &hid, &work_start](const watchdog& dog) -> asio::awaitable<int> {
             const auto current = dog.current();
-            hid = h_.grant(c, op.key, current.token(), current.fencing_token(),
-                           local(dog.valid_until()), true);
+            hid = h_.grant(c, current, local(dog.valid_until()), true);
             work_start = w_.now();
             auto it = add_watch(dog, hid, c);
             co_await sim_sleep(w_, h_.clock(c), c, op.hold, op.cancellable_work, as_tuple);
