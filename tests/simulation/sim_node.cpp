@@ -290,6 +290,9 @@ std::string sim_node::run_script(std::string_view sha, const std::vector<std::st
                         argv[0].substr(0, 8));
             }
             data_.erase(keys[0]);
+            if (on_delete) {
+                on_delete(keys[0], argv[0]);
+            }
             return integer(1);
         }
         return integer(0);

@@ -57,6 +57,9 @@ public:
     /// Diagnoses for the report: patterns of known defects seen on the node.
     std::function<void(const std::string&)> on_note;
 
+    /// A compare-and-delete removed `key`, which carried `token`: for (k).
+    std::function<void(const std::string& key, const std::string& token)> on_delete;
+
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
     std::vector<std::string> live_lock_keys() const;
 
