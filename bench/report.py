@@ -110,6 +110,7 @@ for c in (1, 16, 64, 256):
 
 targets = [
     ("acquire p50 N=5 <= 1.4x floor", med("acquire5_p50") / floor, 1.4, True),
+    ("release p50 N=5 <= 1.2x floor", med("release5_p50") / floor, 1.2, True),
     ("acquire p50 N=5 <= 0.85x node-redlock v5", med("acquire5_p50") / med("v5_acquire_p50"), 0.85, True),
     ("cycles/s at 64 keys >= 5x node-redlock v5", med("tp64") / med("v5_tp64"), 5.0, False),
     ("slowed-node acquire p50 <= 1.2x healthy (same proxy at +0 ms)",

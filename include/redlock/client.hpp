@@ -142,7 +142,10 @@ public:
     }
 
     /// Deletes the key on every node where it still carries our token, never elsewhere.
-    /// One round, bounded by the lock's node_timeout, never retried.
+    /// One round, bounded by the lock's node_timeout, never retried. Completes as soon as a
+    /// quorum confirmed the delete (or the outcome is otherwise certain); the slower nodes'
+    /// deletes finish in the background, stay `pending` in the result's votes, and are
+    /// awaited by close().
     ///
     /// Errors: lock_lost (a quorum answered but fewer held our token: the lock had already
     /// expired or been taken), quorum_unreachable, cancelled, invalid_argument.

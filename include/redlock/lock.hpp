@@ -86,7 +86,8 @@ struct extend_result {
 
 /// What async_release reports.
 struct release_result {
-    /// Nodes on which our token was found and deleted.
+    /// Nodes on which our token was found and deleted by the time the release completed (at
+    /// least a quorum on success); nodes still `pending` in `votes` may delete it afterwards.
     std::size_t released = 0;
     /// One vote per node, in node order.
     std::vector<node_vote> votes;

@@ -16,7 +16,9 @@ enum class node_outcome {
     refused,
     /// No usable answer; `node_vote::error` says why.
     failed,
-    /// Not answered yet when the operation was decided: it did not wait for this node.
+    /// Not answered yet when the operation was decided: it did not wait for this node. For a
+    /// release, that node's delete finishes in the background (it may still succeed or fail;
+    /// the metrics observer and the log hear how, the result does not).
     pending,
 };
 

@@ -12,6 +12,7 @@
 namespace redlock::detail {
 
 struct extend_traits {
+    static constexpr std::string_view name = "extend";
     using signature = client::extend_signature;
     using fsm = extend_fsm;
     static constexpr bool sends_ttl = true;
@@ -60,6 +61,7 @@ struct extend_traits {
 };
 
 struct release_traits {
+    static constexpr std::string_view name = "release";
     using signature = client::release_signature;
     using fsm = release_fsm;
     static constexpr bool sends_ttl = false;
@@ -68,8 +70,10 @@ struct release_traits {
     static void attach(client_impl&, const lock&) {}
     static void detach(client_impl&, const lock&) {}
     static void starting(client_impl& impl, const lock& held) { impl.note_release(held.token()); }
-    /// A delete that did not run is worth running, even late: our token only, and nothing
-    /// of this lock follows a release.
+    /// A delete that did not run is worth running, even late (also once the release completed
+    /// at quorum): it compares our token, which no later lock carries (every acquire draws
+    /// its own), and nothing of this lock follows a release, so the copy, though queued behind
+    /// commands sent since (a new acquire of the key), can only delete our own key.
     static bool may_resend(const client_impl&, const fsm&, const lock&, bool, bool,
                            clock::time_point) {
         return true;
@@ -91,6 +95,8 @@ struct release_traits {
         const auto granted_at = held.valid_until() - (held.options().ttl - drift(held.options()));
         m.on_release(error, now - granted_at);
     }
+    /// `released` counts the deletes confirmed when the release completed: nodes still
+    /// pending then may delete later (docs/api.md).
     static release_result result(const fsm& f, const lock&, std::chrono::milliseconds) {
         release_result r;
         r.released = f.votes().granted();

@@ -13,6 +13,9 @@ namespace redlock::detail {
 /// A one-round script operation on a held lock (extend, release): sends the script to
 /// every node, falls back on EVAL after NOSCRIPT, and feeds the votes to `Fsm`.
 /// `Traits` supplies the script, its extra argument, the fsm calls and the result.
+/// An fsm that completes the operation before every node answered (`decided`, a release at
+/// quorum) keeps the op listening until it `settled`: the late votes still reach the fsm,
+/// the metrics observer and the log, though no longer the result.
 template <typename Traits>
 class round_op final : public operation {
 public:
@@ -36,6 +39,7 @@ public:
 
     void start() {
         if (impl_->shut_down()) {
+            settle();
             finish(errc::cancelled);
             return;
         }
@@ -75,7 +79,7 @@ public:
             send(tag.node, call(true), tag);
             return;
         }
-        if (completion_.done()) {
+        if (settled_) {
             return;
         }
         const auto now = this->now();
@@ -83,6 +87,9 @@ public:
         const auto counted =
             Traits::quarantine_applies ? apply_quarantine(tag.node, c, now, message) : c;
         record_vote(tag.node, counted, message, now);
+        if (completion_.done()) {
+            report_late(tag.node, counted.outcome, counted.error, message);
+        }
         act(Traits::on_reply(fsm_, tag.node, counted.outcome, now));
     }
 
@@ -97,6 +104,13 @@ private:
 
     void on_timer() override {
         const auto now = this->now();
+        if (completion_.done()) {
+            for (std::size_t node = 0; node < impl_->node_count(); ++node) {
+                if (!has_vote(node)) {
+                    report_late(node, node_outcome::failed, errc::node_timeout, {});
+                }
+            }
+        }
         record_timeouts(now);
         act(Traits::on_deadline(fsm_, now));
     }
@@ -114,18 +128,52 @@ private:
             return;
         }
         case round_action::kind::done:
+            settle();
             finish(action.error);
+            return;
+        case round_action::kind::decided:
+            finish(action.error);
+            return;
+        case round_action::kind::settled:
+            settle();
             return;
         case round_action::kind::wait:
             return;
         }
     }
 
+    /// Nothing is awaited any more: later replies are ignored, and the timer lets go.
+    void settle() {
+        settled_ = true;
+        stop_timer();
+    }
+
+    /// A vote that came in after the operation completed: the result has gone, so the metrics
+    /// observer (through record_vote) and the log are where it is told.
+    void report_late(std::size_t node, node_outcome outcome, std::error_code error,
+                     std::string_view message) {
+        if (outcome == node_outcome::granted) {
+            return;
+        }
+        const auto& where = impl_->node(node).address().display();
+        if (outcome == node_outcome::refused) {
+            // Expired or deleted there already: nothing is left behind.
+            impl_->log(log_level::debug, std::string(Traits::name) + " of " + held_.key() +
+                                             ": late answer from " + where + ": " +
+                                             std::string(Traits::refusal));
+            return;
+        }
+        impl_->log(log_level::warning,
+                   std::string(Traits::name) + " of " + held_.key() + " on " + where +
+                       " failed after the operation completed: " + error.message() +
+                       (message.empty() ? "" : " (" + std::string(message) + ")") +
+                       "; the key may stay there until its TTL");
+    }
+
     void finish(std::error_code error) {
         if (completion_.done()) {
             return;
         }
-        stop_timer();
         error = failure_cause(error, votes());
         succeeded_ = !error;
         auto result = Traits::result(fsm_, held_, ttl_);
@@ -133,7 +181,8 @@ private:
             result.message =
                 error.message() + ": " + summary(fsm_.votes().granted(), Traits::refusal);
         }
-        result.votes = take_votes();
+        // Nodes still awaited stay `pending` in the result; their votes are still recorded.
+        result.votes = settled_ ? take_votes() : votes();
         if (auto* m = impl_->metrics()) {
             Traits::observe(*m, error, held_, now());
         }
@@ -148,6 +197,7 @@ private:
     typename Traits::fsm fsm_;
     completion<signature> completion_;
     bool succeeded_ = false;
+    bool settled_ = false;
 };
 
 } // namespace redlock::detail

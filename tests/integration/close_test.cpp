@@ -94,6 +94,50 @@ TEST_F(nodes_test, a_cleanup_queued_by_close_still_reaches_paused_nodes) {
     EXPECT_EQ(keys_everywhere(), 0) << "a cleanup queued by close() did not reach its node";
 }
 
+/// Counts every node reply the client reports, and those with an error.
+struct reply_counter : metrics_observer {
+    std::atomic<int> replies{0};
+    std::atomic<int> errors{0};
+    void on_node_reply(std::size_t, std::error_code error, std::chrono::microseconds) override {
+        ++replies;
+        errors += error ? 1 : 0;
+    }
+};
+
+TEST_F(nodes_test, a_release_completes_at_quorum_and_close_lets_its_late_delete_finish) {
+    asio::io_context io;
+    auto c = config();
+    auto counter = std::make_shared<reply_counter>();
+    c.metrics = counter;
+    client locks(io.get_executor(), c);
+    auto o = options(30s);
+    o.node_timeout = 2s; // the drain waits this long for the paused node's answer
+    auto acquiring = locks.async_acquire("close:late-delete", o, asio::use_future);
+    runner run(io);
+    const auto got = acquiring.get();
+    ASSERT_TRUE(eventually([] { return keys_everywhere() == 5; }));
+    const int acquire_replies = counter->replies.load();
+
+    topology::pause(5);
+    const auto start = std::chrono::steady_clock::now();
+    const auto released = locks.async_release(got.lock, asio::use_future).get();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1s) << "not node 5's timeout";
+    EXPECT_GE(released.released, 3u);
+    EXPECT_EQ(released.votes[4].outcome, node_outcome::pending);
+
+    // Closed while node 5 still holds the delete unread: the drain waits for its answer.
+    locks.close();
+    std::this_thread::sleep_for(300ms);
+    EXPECT_FALSE(run.finished_within(0ms)) << "close() let the connections go too early";
+    topology::resume(5);
+    ASSERT_TRUE(run.finished_within(3s));
+    EXPECT_EQ(inspector(5).get("close:late-delete"), std::nullopt)
+        << "the late delete did not reach node 5 before the client closed";
+    EXPECT_EQ(counter->replies.load(), acquire_replies + 5)
+        << "the late vote reaches the metrics observer";
+    EXPECT_EQ(counter->errors.load(), 0);
+}
+
 TEST_F(nodes_test, close_from_another_thread_while_operations_are_in_flight) {
     asio::io_context io;
     auto guard = asio::make_work_guard(io);
@@ -159,7 +203,7 @@ TEST_F(nodes_test, use_future_returns_the_result_and_throws_the_error) {
         EXPECT_EQ(e.code(), errc::contention);
     }
     const auto released = first.async_release(got.lock, asio::use_future).get();
-    EXPECT_EQ(released.released, topology::size());
+    EXPECT_GE(released.released, topology::size() / 2 + 1);
 }
 
 TEST_F(nodes_test, use_awaitable_throws_on_contention_and_as_tuple_does_not) {

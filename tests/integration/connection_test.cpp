@@ -178,16 +178,18 @@ TEST_F(nodes_test, host_names_are_resolved_in_the_background) {
     }
     EXPECT_FALSE(inspector(5).get("by-name").has_value());
 
-    // Release waits for every node, so it hears how the unknown name failed.
     auto released = client.release(r.lock, ec);
     EXPECT_FALSE(ec) << released.message;
-    EXPECT_EQ(released.released, 4u);
-    ASSERT_EQ(released.votes.size(), 5u);
-    const auto& failed = released.votes.back();
-    EXPECT_EQ(failed.outcome, node_outcome::failed);
+    EXPECT_GE(released.released, 3u);
+    // The release completes at a quorum of deletes, perhaps before the unknown name failed;
+    // an inspect waits for every node, so it hears how.
+    const auto view = client.inspect("by-name", 2s, ec);
+    ASSERT_FALSE(ec) << view.message;
+    ASSERT_EQ(view.nodes.size(), 5u);
+    const auto& failed = view.nodes.back();
     EXPECT_EQ(failed.error, errc::connection_failed);
-    EXPECT_NE(failed.server_message.find(unknown), std::string::npos) << failed.server_message;
-    EXPECT_EQ(keys_everywhere(), 0);
+    EXPECT_NE(failed.message.find(unknown), std::string::npos) << failed.message;
+    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
 }
 
 TEST_F(nodes_test, shutting_down_while_names_resolve_cancels_what_waits_for_them) {
@@ -281,8 +283,9 @@ TEST_F(nodes_test, script_cache_flushed_falls_back_to_eval) {
     }
     auto released = client.release(extended.lock, ec);
     EXPECT_FALSE(ec) << released.message;
-    EXPECT_EQ(released.released, 5u);
-    EXPECT_EQ(keys_everywhere(), 0);
+    EXPECT_GE(released.released, 3u);
+    // The deletes resent as EVAL after the quorum finish in the background.
+    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
 }
 
 } // namespace

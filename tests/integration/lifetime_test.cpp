@@ -60,7 +60,7 @@ TEST_F(nodes_test, watchdog_keeps_a_lock_alive_past_several_ttls) {
     stopped.get_future().wait();
     auto released = client.release(dog->current(), ec);
     EXPECT_FALSE(ec) << released.message;
-    EXPECT_EQ(released.released, 5u);
+    EXPECT_GE(released.released, 3u) << "completes at quorum; the rest within the 250 ms below";
     dog.reset();
     std::this_thread::sleep_for(250ms);
     EXPECT_EQ(keys_everywhere(), 0) << "no renewal after stop recreated anything";
@@ -144,7 +144,7 @@ TEST_F(nodes_test, no_renewal_is_sent_again_behind_the_release) {
     dog->async_stop([&] { stopped.set_value(); });
     stopped.get_future().wait();
     auto released = client.release(dog->current(), ec);
-    EXPECT_GE(released.released, 4u);
+    EXPECT_GE(released.released, 3u) << "a quorum of the four running nodes";
     topology::resume(1);
     // Two sequential acquires: the second one's SET leaves after the first one's reply,
     // so after every reply node 1 owed before it, NOSCRIPT included, was handled.

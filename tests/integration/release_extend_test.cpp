@@ -15,9 +15,11 @@ TEST_F(nodes_test, release_deletes_every_copy_and_counts_them) {
     ASSERT_TRUE(eventually([] { return keys_everywhere() == 5; }));
     auto released = client.release(r.lock, ec);
     EXPECT_FALSE(ec) << released.message;
-    EXPECT_EQ(released.released, 5u);
-    EXPECT_EQ(count(released.votes, node_outcome::granted), 5u);
-    EXPECT_EQ(keys_everywhere(), 0);
+    // Complete at a quorum of deletes; the other nodes' deletes finish in the background.
+    EXPECT_GE(released.released, 3u);
+    EXPECT_EQ(count(released.votes, node_outcome::granted), released.released);
+    EXPECT_EQ(count(released.votes, node_outcome::pending), 5u - released.released);
+    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
 }
 
 TEST_F(nodes_test, release_with_a_wrong_token_leaves_the_holders_key_intact) {
@@ -33,7 +35,9 @@ TEST_F(nodes_test, release_with_a_wrong_token_leaves_the_holders_key_intact) {
     auto released = client.release(impostor, ec);
     EXPECT_EQ(ec, errc::lock_lost) << "a quorum answered, none held that token";
     EXPECT_EQ(released.released, 0u);
-    EXPECT_EQ(count(released.votes, node_outcome::refused), 5u);
+    EXPECT_GE(count(released.votes, node_outcome::refused), 3u) << "decided at three refusals";
+    EXPECT_EQ(count(released.votes, node_outcome::granted), 0u);
+    client.inspect("owned", ec); // every node has answered the release by then
     for (int node = 1; node <= 5; ++node) {
         EXPECT_EQ(inspector(node).get("owned"), held.lock.token()) << "node " << node;
     }

@@ -103,8 +103,8 @@ protected:
         }));
         auto released = client.release(extended.lock, ec);
         EXPECT_FALSE(ec) << released.message;
-        EXPECT_EQ(released.released, 3u);
-        EXPECT_EQ(keys_on(nodes), 0);
+        EXPECT_GE(released.released, 2u) << "completes at quorum";
+        EXPECT_TRUE(eventually([&] { return keys_on(nodes) == 0; }));
     }
 
     /// An acquire through `config` fails with quorum_unreachable, every node that answered
@@ -211,9 +211,10 @@ TEST_F(tls_test, tls_and_plain_nodes_in_one_client) {
     }));
     auto released = client.release(held.lock, ec);
     EXPECT_FALSE(ec) << released.message;
-    EXPECT_EQ(released.released, 5u);
-    EXPECT_EQ(keys_on(tls_nodes), 0);
-    EXPECT_EQ(inspector(1).dbsize() + inspector(2).dbsize(), 0);
+    EXPECT_GE(released.released, 3u) << "completes at quorum";
+    EXPECT_TRUE(eventually([&] {
+        return keys_on(tls_nodes) == 0 && inspector(1).dbsize() + inspector(2).dbsize() == 0;
+    }));
 }
 
 /// The command-line tool against TLS nodes. These tests start fresh nodes, hence

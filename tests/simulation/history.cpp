@@ -234,6 +234,32 @@ void history::on_send(int client, int node, const std::vector<std::string>& args
     }
 }
 
+void history::deleted(int node, const std::string& key, const std::string& token) {
+    for (std::size_t id = 0; id < holders_.size(); ++id) {
+        const auto& h = holders_[id];
+        if (h.token == token && std::find(h.keys.begin(), h.keys.end(), key) != h.keys.end() &&
+            world_.now() < h.end) {
+            violation("(k) delete of a live holder's key",
+                      "node" + std::to_string(node) + " deleted " + key + " of " +
+                          describe(static_cast<int>(id)) + ", which still relied on it");
+        }
+    }
+}
+
+void history::release_cut_at_close(int client, const std::string& token, real_ns sent_at) {
+    const auto timeout = release_timeout_.find(token);
+    if (timeout == release_timeout_.end()) {
+        return; // a cleanup of an acquire, not a release
+    }
+    // The drain runs on the client's clock, whose rate is within 0.25 % of real time.
+    if (world_.now() - sent_at < timeout->second - timeout->second / 100) {
+        violation("(l) close() cut a release short",
+                  "c" + std::to_string(client) + " gave up on the release of token " +
+                      token.substr(0, 8) + " " + fmt_time(world_.now() - sent_at) +
+                      " after sending it, before its node_timeout of " + fmt_time(timeout->second));
+    }
+}
+
 void history::completed(std::uint64_t call, const char* what) {
     if (++calls_[call] > 1) {
         violation("(f) handler ran twice", std::string(what) + " call #" + std::to_string(call));

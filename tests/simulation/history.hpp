@@ -28,7 +28,10 @@ namespace redlock::sim {
 /// (g) nothing extends or re-creates a lock after its holder sent the release;
 /// (h) with_lock never throws for work that does not throw (the workload's never does);
 /// (i) once a client's close() has run, it sends nothing that takes or extends a lock;
-/// (j) a watchdog whose client was closed has told its holder (checked by the runner).
+/// (j) a watchdog whose client was closed has told its holder (checked by the runner);
+/// (k) a compare-and-delete (a release finishing in the background, a cleanup, a copy resent
+///     after NOSCRIPT) never removes the key of a holder still relying on it;
+/// (l) close() never cuts short a release's delete before that release's node_timeout.
 class history {
 public:
     explicit history(world& w)
@@ -56,7 +59,16 @@ public:
     void watch_ended(int holder, bool lost);
     /// with_lock returned success for work that ran from work_start to now.
     void with_lock_success(int holder, real_ns work_start);
-    void release_intent(const std::string& token) { releasing_.insert(token); }
+    /// The holder of `token` sends its release now, with this node_timeout: for (g), (l).
+    void release_intent(const std::string& token, real_ns node_timeout) {
+        releasing_.insert(token);
+        release_timeout_[token] = node_timeout;
+    }
+    /// A node deleted `key`, which carried `token`, now: for (k).
+    void deleted(int node, const std::string& key, const std::string& token);
+    /// A closed client's link gave up on the release of `token`, sent at `sent_at`, when
+    /// its drain ended now: for (l).
+    void release_cut_at_close(int client, const std::string& token, real_ns sent_at);
     /// The client's close() has run on its strand: for (i).
     void client_closed(int client) { closed_.insert(client); }
 
@@ -120,6 +132,7 @@ private:
     std::vector<holder> holders_;
     std::set<std::string> releasing_;
     std::set<std::string> released_;
+    std::map<std::string, real_ns> release_timeout_;
     std::set<int> closed_;
     std::vector<int> calls_;
     std::vector<std::string> violations_;

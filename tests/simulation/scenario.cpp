@@ -225,6 +225,7 @@ scenario make_scenario(world& w, int forced_profile) {
         f.what = fault::kind::close;
         f.client = static_cast<int>(closer() % static_cast<std::uint64_t>(clients));
         f.at = static_cast<real_ns>(closer() % static_cast<std::uint64_t>(horizon + 1));
+        f.after_release = closer() % 2 == 0;
         s.faults.push_back(f);
     }
 
@@ -320,7 +321,8 @@ std::vector<std::string> describe_plan(const scenario& s) {
     for (const auto& f : s.faults) {
         line += std::string(" ") + faults[static_cast<int>(f.what)] + "@" + ms_text(f.at);
         if (f.what == fault::kind::pause || f.what == fault::kind::close) {
-            line += "(c" + std::to_string(f.client) + ")";
+            line += "(c" + std::to_string(f.client) + (f.after_release ? ", after a release" : "") +
+                    ")";
         } else if (f.what == fault::kind::partition || f.what == fault::kind::cut) {
             line += "(c" + std::to_string(f.client) + "-n" + std::to_string(f.node) + ")";
         } else {

@@ -52,6 +52,9 @@ struct fault {
     int client = 0;
     int node = 0;
     bool break_now = false;
+    /// close: at the client's first release completed from `at` on (or the end of its
+    /// workload), while that release's slowest deletes are still on their way.
+    bool after_release = false;
 };
 
 /// Everything a seed decides before the schedule runs.

@@ -45,6 +45,9 @@ schedule::schedule(std::uint64_t seed, bool tracing)
         nodes_.push_back(
             std::make_unique<sim_node>(w_, static_cast<int>(n), sc_.node_clocks[n], sc_.nodes[n]));
         nodes_.back()->on_note = [this](const std::string& what) { h_.note(what); };
+        nodes_.back()->on_delete = [this, n](const std::string& key, const std::string& token) {
+            h_.deleted(static_cast<int>(n), key, token);
+        };
     }
     const int clients = static_cast<int>(sc_.ops.size());
     w_.add_clients(clients);
@@ -159,16 +162,35 @@ void schedule::schedule_fault(const fault& f) {
     case fault::kind::close:
         // The client's own act (held back while it is paused), whatever it has in flight.
         w_.at(f.at, f.client, [this, f] {
-            auto& slot = clients_[static_cast<std::size_t>(f.client)];
-            SIM_TRACE(w_, who(f.client), "close()");
-            slot.client->close();
-            // Posted behind the shutdown close() queued on the strand: runs right after it.
-            asio::post(detail::client_access::impl(*slot.client)->strand(), [this, f] {
-                clients_[static_cast<std::size_t>(f.client)].closed = true;
-                h_.client_closed(f.client);
-            });
+            if (f.after_release) {
+                SIM_TRACE(w_, who(f.client), "will close() once a release completes");
+                clients_[static_cast<std::size_t>(f.client)].close_after_release = true;
+                return;
+            }
+            close_client(f.client);
         });
         return;
+    }
+}
+
+void schedule::close_client(int c) {
+    auto& slot = clients_[static_cast<std::size_t>(c)];
+    if (slot.close_called) {
+        return;
+    }
+    slot.close_called = true;
+    SIM_TRACE(w_, who(c), "close()");
+    slot.client->close();
+    // Posted behind the shutdown close() queued on the strand: runs right after it.
+    asio::post(detail::client_access::impl(*slot.client)->strand(), [this, c] {
+        clients_[static_cast<std::size_t>(c)].closed = true;
+        h_.client_closed(c);
+    });
+}
+
+void schedule::released(int c) {
+    if (clients_[static_cast<std::size_t>(c)].close_after_release) {
+        close_client(c);
     }
 }
 

@@ -49,6 +49,9 @@ private:
         bool done = false;
         /// Its close() has run on its strand: the shutdown is over.
         bool closed = false;
+        /// close() is due as soon as a release of its completes (fault::after_release).
+        bool close_after_release = false;
+        bool close_called = false;
     };
     struct watch {
         const watchdog* dog;
@@ -59,6 +62,10 @@ private:
     };
 
     void make_client(int c);
+    /// client::close(), then the history hears when the shutdown has run.
+    void close_client(int c);
+    /// A release of client `c` completed: closes it now if a close is due then.
+    void released(int c);
     void schedule_fault(const fault& f);
     void poll_watches();
     void poll(watch& w);

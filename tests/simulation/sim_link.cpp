@@ -12,6 +12,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 
 namespace redlock::sim {
@@ -23,6 +24,7 @@ struct pending {
     std::shared_ptr<detail::reply_target> target;
     std::vector<std::string> args;
     std::uint64_t connection = 0;
+    real_ns sent_at = 0;
     bool arrived = false;
     bool dropped = false;
     bool done = false;
@@ -99,6 +101,7 @@ public:
         p->tag = tag;
         p->target = target;
         p->args.assign(cmd.args.begin(), cmd.args.end());
+        p->sent_at = w_.now();
         h_.on_send(client_, node_.id(), p->args);
         if (state_ == state::backing_off && w_.now() >= retry_at_) {
             state_ = state::idle;
@@ -140,6 +143,9 @@ public:
         w_.at(w_.now() + drain, client_, [weak = weak_from_this(), connection = connection_] {
             auto self = weak.lock();
             if (self && self->connection_ == connection && !self->inflight_.empty()) {
+                for (const auto& p : self->inflight_) {
+                    self->note_cut_release(*p);
+                }
                 ++self->connection_;
                 self->fail_all(errc::cancelled, "client shut down; drain over", false);
             }
@@ -188,6 +194,20 @@ private:
             t = std::max(t, partitioned_until_ + latency());
         }
         return t;
+    }
+
+    /// For (l): a release given up on when the drain ended.
+    void note_cut_release(const pending& p) {
+        const auto& a = p.args;
+        const auto& s = detail::release_script;
+        if (a.size() >= 5 && (a[0] == "EVAL" || a[0] == "EVALSHA") &&
+            (a[1] == s.sha1 || a[1] == s.text)) {
+            // KEYS, then the token.
+            const auto keys = std::strtoul(a[2].c_str(), nullptr, 10);
+            if (keys < a.size() - 3) {
+                h_.release_cut_at_close(client_, a[3 + keys], p.sent_at);
+            }
+        }
     }
 
     void fail_later(const pending_ptr& p, errc e, std::string message) {

@@ -553,6 +553,9 @@ sim_node::reply sim_node::release(const std::vector<std::string>& keys,
             all = 0;
         }
         if (removed) {
+            if (on_delete) {
+                on_delete(key, token);
+            }
             publish_release(key);
         }
     }

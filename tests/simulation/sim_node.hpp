@@ -65,6 +65,9 @@ public:
     /// The node's TIME in milliseconds since the epoch: its own drifting clock, offset so
     /// that it reads like a real node's (the holders' deadlines are in it).
     std::int64_t time_ms() const;
+    /// A compare-and-delete removed `token`'s hold of `key` (the key, or its holder in a
+    /// lock hash): for (k).
+    std::function<void(const std::string& key, const std::string& token)> on_delete;
 
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
     std::vector<std::string> live_lock_keys() const;

@@ -109,6 +109,20 @@ std::string ms_text(real_ns d) {
     return std::to_string(d / ms) + " ms";
 }
 
+/// The outcome, and the nodes whose deletes were still on their way when it completed.
+std::string release_text(const std::tuple<boost::system::error_code, release_result>& r) {
+    const auto& [ec, result] = r;
+    std::string text = ec ? ec.message() : "ok";
+    std::string pending;
+    for (const auto& v : result.votes) {
+        if (v.outcome == node_outcome::pending) {
+            pending += " n" + std::to_string(v.node);
+        }
+    }
+    return text + " (" + std::to_string(result.released) + " deleted" +
+           (pending.empty() ? "" : ", still pending:" + pending) + ")";
+}
+
 } // namespace
 
 asio::awaitable<void> schedule::sleep(int c, real_ns local_duration) {
@@ -130,6 +144,8 @@ asio::awaitable<void> schedule::client_task(int c) {
             break;
         }
     }
+    // A close due after a release that never came: at the end of the workload.
+    released(c);
     SIM_TRACE(w_, who(c), "workload done");
 }
 
@@ -210,14 +226,14 @@ asio::awaitable<void> schedule::run_plain(int c, const op_plan& op) {
     }
     co_await sleep(c, remaining);
     h_.end(hid);
-    h_.release_intent(held.token());
+    h_.release_intent(held.token(), std::chrono::nanoseconds(held.options().node_timeout).count());
     SIM_TRACE(w_, who(c), "release h" + std::to_string(hid));
     auto released =
         co_await tracked<client::release_signature>(h_, "release", {}, [&cl, &held](auto handler) {
             cl.async_release(held, std::move(handler));
         });
-    SIM_TRACE(w_, who(c),
-              "release -> " + (std::get<0>(released) ? std::get<0>(released).message() : "ok"));
+    SIM_TRACE(w_, who(c), "release -> " + release_text(released));
+    this->released(c);
 }
 
 asio::awaitable<void> schedule::run_watchdog(int c, const op_plan& op) {
@@ -250,13 +266,14 @@ asio::awaitable<void> schedule::run_watchdog(int c, const op_plan& op) {
                                                  (dog.lost() ? "true" : "false"));
         }
     }
-    h_.release_intent(current.token());
+    h_.release_intent(current.token(),
+                      std::chrono::nanoseconds(current.options().node_timeout).count());
     SIM_TRACE(w_, who(c), "release h" + std::to_string(hid));
     auto released = co_await tracked<client::release_signature>(
         h_, "release", {},
         [&cl, &current](auto handler) { cl.async_release(current, std::move(handler)); });
-    SIM_TRACE(w_, who(c),
-              "release -> " + (std::get<0>(released) ? std::get<0>(released).message() : "ok"));
+    SIM_TRACE(w_, who(c), "release -> " + release_text(released));
+    this->released(c);
 }
 
 asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
@@ -278,7 +295,8 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
             co_await sim_sleep(w_, h_.clock(c), c, op.hold, op.cancellable_work, as_tuple);
             remove_watch(it);
             h_.end(hid);
-            h_.release_intent(current.token());
+            h_.release_intent(current.token(),
+                              std::chrono::nanoseconds(current.options().node_timeout).count());
             SIM_TRACE(w_, who(c), "work of h" + std::to_string(hid) + " ends");
             co_return 1;
         });
@@ -310,6 +328,9 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
     }
     SIM_TRACE(w_, who(c),
               "with_lock -> " + (out.error ? out.error.message() + ": " + out.message : "ok"));
+    if (hid >= 0) {
+        released(c); // with_lock released the lock it was granted
+    }
     if (!out.error && hid >= 0) {
         h_.with_lock_success(hid, work_start);
     }
