@@ -19,6 +19,12 @@ acquire_op::acquire_op(std::shared_ptr<client_impl> impl, std::string key, lock_
           options_.fencing ? impl_->fences().floor(key_) : 0)
     , completion_(std::move(done)) {}
 
+acquire_op::~acquire_op() {
+    if (watching_) {
+        impl_->releases().unwatch(key_, this);
+    }
+}
+
 void acquire_op::start() {
     if (impl_->shut_down()) {
         finish(errc::cancelled);
@@ -33,6 +39,12 @@ void acquire_op::start() {
         });
     });
     impl_->note_options(options_);
+    if (options_.retry.wake_on_release && impl_->releases().watched(key_)) {
+        // Others of this client wait for the key: joining them now, before the first
+        // attempt, lets their subscriptions cover its refusals, and queues this one behind
+        // them.
+        watch_releases();
+    }
     act(fsm_.start(now()));
 }
 
@@ -65,6 +77,10 @@ void acquire_op::act(const acquire_action& action) {
     case acquire_action::kind::sleep:
         sleeping_ = true;
         arm_timer(action.at);
+        impl_->observe_sleep(this, fsm_.backoff_wake());
+        if (options_.retry.wake_on_release) {
+            watch_releases();
+        }
         return;
     case acquire_action::kind::done:
         finish(action.error);
@@ -72,6 +88,37 @@ void acquire_op::act(const acquire_action& action) {
     case acquire_action::kind::wait:
         return;
     }
+}
+
+void acquire_op::watch_releases() {
+    auto& releases = impl_->releases();
+    const bool first = !watching_;
+    watching_ = true;
+    releases.watch(key_, this);
+    if (first) {
+        // Subscriptions other waiters of the key already have are in force for this one too.
+        for (std::size_t node = 0; node < impl_->node_count(); ++node) {
+            if (releases.confirmed(key_, node)) {
+                on_subscribed(node, releases.position(key_, this));
+            }
+        }
+    }
+}
+
+void acquire_op::on_released(std::size_t node, std::size_t position) {
+    act(fsm_.on_released(node, position, now()));
+}
+
+void acquire_op::on_subscribed(std::size_t node, std::size_t position) {
+    act(fsm_.on_subscribed(node, position, now()));
+}
+
+void acquire_op::on_subscription_lost(std::size_t node) {
+    fsm_.on_subscription_lost(node);
+}
+
+void acquire_op::on_local_grant() {
+    act(fsm_.on_local_grant());
 }
 
 void acquire_op::send_sets() {
@@ -121,9 +168,13 @@ void acquire_op::send_cleanups() {
 void acquire_op::on_timer() {
     if (sleeping_) {
         sleeping_ = false;
+        impl_->observe_sleep(this, std::nullopt);
         if (impl_->shut_down()) {
             act(fsm_.on_cancel(now()));
             return;
+        }
+        if (auto* m = impl_->metrics()) {
+            m->on_acquire_wake(fsm_.waking_early());
         }
         act(fsm_.on_wake(now()));
         return;
@@ -174,6 +225,7 @@ void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
             std::string message(reply.message);
             const auto counted = apply_quarantine(tag.node, c, now, message);
             record_vote(tag.node, counted, message, now);
+            fsm_.on_set_reply(tag.attempt, tag.node, counted.outcome, now);
         }
         return;
     }
@@ -216,6 +268,18 @@ void acquire_op::finish(std::error_code error) {
         return;
     }
     stop_timer();
+    if (sleeping_) {
+        sleeping_ = false;
+        impl_->observe_sleep(this, std::nullopt);
+    }
+    if (watching_) {
+        watching_ = false;
+        auto& releases = impl_->releases();
+        if (!error) {
+            releases.granted(key_, this);
+        }
+        releases.unwatch(key_, this);
+    }
     error = failure_cause(error, votes());
     acquire_result result;
     result.attempts = fsm_.attempt();

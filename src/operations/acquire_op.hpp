@@ -9,11 +9,13 @@
 
 namespace redlock::detail {
 
-/// Carries out what acquire_fsm decides: the SETs, the cleanups, the timers.
-class acquire_op final : public operation {
+/// Carries out what acquire_fsm decides: the SETs, the cleanups, the timers. Sleeping
+/// between attempts, it waits for the key's releases (release_watch) too.
+class acquire_op final : public operation, private release_listener {
 public:
     acquire_op(std::shared_ptr<client_impl> impl, std::string key, lock_options options,
                completion<client::acquire_signature> done);
+    ~acquire_op() override;
 
     void start();
     void cancel() override;
@@ -32,6 +34,13 @@ private:
     void on_cleanup_reply(reply_tag tag, const node_reply& reply);
     void finish(std::error_code error);
     void warn_about_counters_behind() const;
+    /// Starts waiting for the key's releases (again, where a subscription was lost).
+    void watch_releases();
+
+    void on_released(std::size_t node, std::size_t position) override;
+    void on_subscribed(std::size_t node, std::size_t position) override;
+    void on_subscription_lost(std::size_t node) override;
+    void on_local_grant() override;
 
     std::string key_;
     /// The token of the attempt in flight (or the last one). Each attempt draws its own: a
@@ -46,6 +55,7 @@ private:
     acquire_fsm fsm_;
     completion<client::acquire_signature> completion_;
     bool sleeping_ = false;
+    bool watching_ = false;
     clock::time_point called_at_ = now();
 };
 
