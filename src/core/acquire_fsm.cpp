@@ -227,7 +227,12 @@ acquire_action acquire_fsm::after_cleanup(clock::time_point now) {
         return finish(failure_);
     }
     const auto ceiling = backoff_ceiling(attempt_, retry.backoff_initial, retry.backoff_max);
-    const auto wake = now + full_jitter(ceiling, random_());
+    // Where a quorum of nodes will announce the release, the backoff is only the fallback:
+    // drawn from the upper half of its range, so that waiters do not poll while the handoff
+    // serves them (full jitter would wake many of them long before their turn).
+    const auto wake =
+        now + (covered_quorum() ? ceiling / 2 + full_jitter(ceiling - ceiling / 2, random_())
+                                : full_jitter(ceiling, random_()));
     if (retry.wait_budget.count() != 0 && wake >= call_start_ + retry.wait_budget) {
         return finish(failure_);
     }
@@ -277,6 +282,15 @@ acquire_action acquire_fsm::on_local_grant() {
     }
     early_wake_ = false;
     return {acquire_action::kind::sleep, backoff_wake_, {}};
+}
+
+bool acquire_fsm::covered_quorum() const {
+    if (!options_.retry.wake_on_release || failure_ != errc::contention) {
+        return false;
+    }
+    const auto covered =
+        static_cast<std::size_t>(std::count(covered_.begin(), covered_.end(), true));
+    return covered >= votes_.quorum();
 }
 
 acquire_action acquire_fsm::maybe_wake_early(clock::time_point now) {

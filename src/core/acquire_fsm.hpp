@@ -128,6 +128,9 @@ private:
     acquire_action finish(std::error_code error);
     /// While sleeping after contention: an early wake once a quorum could be free.
     acquire_action maybe_wake_early(clock::time_point now);
+    /// Whether a quorum of nodes was subscribed when the failed attempt was sent, so that
+    /// their releases will be announced: the backoff is then a fallback only.
+    bool covered_quorum() const;
 
     lock_options options_;
     random_source random_;
