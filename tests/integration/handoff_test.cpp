@@ -41,8 +41,7 @@ struct holder_log {
 };
 
 /// `waiters` loops on one client, each acquiring `key` (retrying after `backoff`), holding it
-/// for 200 us, releasing, and
-/// again, until `until`. Returns once every loop stopped.
+/// for 200 us, releasing, and again, until `until`. Returns once every loop stopped.
 void hand_off(client& c, const std::string& key, int waiters, clock_type::time_point until,
               std::chrono::milliseconds backoff, holder_log& log, std::atomic<int>& grants) {
     constexpr auto hold = 200us;
