@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,7 +25,10 @@ namespace redlock::sim {
 /// (g) nothing extends or re-creates a lock after its holder sent the release;
 /// (h) with_lock never throws for work that does not throw (the workload's never does);
 /// (i) once a client's close() has run, it sends nothing that takes or extends a lock;
-/// (j) a watchdog whose client was closed has told its holder (checked by the runner).
+/// (j) a watchdog whose client was closed has told its holder (checked by the runner);
+/// (k) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
+///     than its backoff's end, whatever happened to the release notifications (lost,
+///     delayed, subscriber cut), unless its process was paused meanwhile.
 class history {
 public:
     explicit history(world& w)
@@ -60,6 +64,10 @@ public:
     void pause(int client, real_ns from, real_ns to) {
         pauses_[static_cast<std::size_t>(client)].push_back({from, to});
     }
+
+    /// (k): an acquire `op` of `client` sleeps until `bound_local` at the latest, or (bound
+    /// empty) stopped sleeping now.
+    void sleep(int client, const void* op, std::optional<std::int64_t> bound_local);
 
     /// Every command any link sends: for (g).
     void on_send(int client, int node, const std::vector<std::string>& args);
@@ -119,6 +127,11 @@ private:
     std::vector<int> calls_;
     std::vector<std::string> violations_;
     std::vector<std::string> notes_;
+    struct sleeper {
+        real_ns since;
+        std::int64_t bound_local;
+    };
+    std::map<const void*, sleeper> sleeping_;
 };
 
 } // namespace redlock::sim

@@ -290,6 +290,13 @@ std::string sim_node::run_script(std::string_view sha, const std::vector<std::st
                         argv[0].substr(0, 8));
             }
             data_.erase(keys[0]);
+            const std::string channel = "redlock:released:" + keys[0];
+            if (const auto it = channels_.find(channel); it != channels_.end()) {
+                const auto sinks = it->second; // a sink may unsubscribe
+                for (const auto& [id, sink] : sinks) {
+                    sink(channel);
+                }
+            }
             return integer(1);
         }
         return integer(0);
@@ -360,6 +367,27 @@ std::string sim_node::run_script(std::string_view sha, const std::vector<std::st
     return error("ERR script not known to the simulation");
 }
 
+void sim_node::subscribe(const std::string& channel, std::uint64_t subscriber, message_sink sink) {
+    channels_[channel][subscriber] = std::move(sink);
+}
+
+void sim_node::unsubscribe(const std::string& channel, std::uint64_t subscriber) {
+    const auto it = channels_.find(channel);
+    if (it != channels_.end()) {
+        it->second.erase(subscriber);
+        if (it->second.empty()) {
+            channels_.erase(it);
+        }
+    }
+}
+
+void sim_node::unsubscribe_all(std::uint64_t subscriber) {
+    for (auto it = channels_.begin(); it != channels_.end();) {
+        it->second.erase(subscriber);
+        it = it->second.empty() ? channels_.erase(it) : std::next(it);
+    }
+}
+
 void sim_node::crash() {
     if (!up_) {
         return;
@@ -378,6 +406,7 @@ void sim_node::crash() {
         }
     }
     scripts_.clear();
+    channels_.clear();
     auto cuts = on_crash;
     for (auto& [id, cut] : cuts) {
         cut();
