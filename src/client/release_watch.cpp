@@ -82,6 +82,19 @@ void release_watch::unwatch(const std::string& key, release_listener* waiter) {
     keys_.erase(it);
 }
 
+void release_watch::released_here(const std::string& key) {
+    const auto it = keys_.find(key);
+    if (it == keys_.end()) {
+        return;
+    }
+    const auto waiters = it->second.waiters;
+    for (std::size_t i = 0; i < waiters.size(); ++i) {
+        for (std::size_t node = 0; node < addresses_.size(); ++node) {
+            waiters[i]->on_released(node, i);
+        }
+    }
+}
+
 void release_watch::granted(const std::string& key, const release_listener* winner) {
     const auto it = keys_.find(key);
     if (it == keys_.end()) {

@@ -50,6 +50,9 @@ public:
     /// the caller's own loop: see confirmed().
     void watch(const std::string& key, release_listener* waiter);
     void unwatch(const std::string& key, release_listener* waiter);
+    /// A release of `key` by this client was just queued on every node's connection: its
+    /// waiters are told as if every node had announced it.
+    void released_here(const std::string& key);
     /// `winner` got `key`: the other local waiters are told.
     void granted(const std::string& key, const release_listener* winner);
     /// Whether some waiter waits for `key`.

@@ -312,12 +312,13 @@ acquire_action acquire_fsm::maybe_wake_early(clock::time_point now) {
         return {};
     }
     // The oldest local waiter first, the others one stagger later each (the first one's
-    // grant usually cancels their wake: on_local_grant); the random part keeps clients that
-    // do not see each other from firing at once.
+    // grant usually cancels their wake: on_local_grant); the random part keeps the later
+    // ones of different clients, which do not see each other, from firing at once.
     const auto stagger =
         std::chrono::duration_cast<clock::duration>(options_.retry.handoff_stagger);
     const auto rank = std::min<std::size_t>(position_, 64);
-    const auto jitter = stagger.count() > 0
+    // The oldest goes at once: a release by this client is then pipelined right behind.
+    const auto jitter = stagger.count() > 0 && rank > 0
                             ? clock::duration(static_cast<clock::rep>(
                                   random_() % static_cast<std::uint64_t>(stagger.count())))
                             : clock::duration::zero();
