@@ -39,7 +39,8 @@ for r in range(1, rounds + 1):
             series.setdefault(name, []).append(p)
 def med(rows, key):
     return statistics.median(float(x[key]) for x in rows)
-print(f"\n{rounds} interleaved rounds; medians. 16 waiters on one key, 2 s each.\n")
+print(f"\n{rounds} interleaved rounds; medians [ratio min-max]. 16 waiters on one key; ours: baseline "
+      "and handoff in alternating 250 ms slices, 2 s each; peers: 2 s baseline, then 2 s handoff.\n")
 print("| library | baseline cycles/s | grants/s | ratio | wait p50 (ms) | wait p99 (ms) | least/most grants per waiter | Jain |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- |")
 for name, rows in series.items():
