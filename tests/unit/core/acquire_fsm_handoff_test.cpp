@@ -50,12 +50,17 @@ void subscribe_everywhere(acquire_fsm& fsm, clock_type::time_point now) {
     }
 }
 
+/// Subscribed everywhere, then the first attempt refused everywhere: the sleep.
+acquire_action waiting(acquire_fsm& fsm, clock_type::time_point now) {
+    subscribe_everywhere(fsm, now);
+    fsm.start(now);
+    return refused_everywhere(fsm, 1, now);
+}
+
 TEST(acquire_fsm_handoff, wakes_once_a_quorum_of_refusing_nodes_announced_a_release) {
     harness h;
     auto fsm = h.make();
-    subscribe_everywhere(fsm, h.now);
-    fsm.start(h.now);
-    const auto sleep = refused_everywhere(fsm, 1, h.now);
+    const auto sleep = waiting(fsm, h.now);
     ASSERT_EQ(sleep.what, kind::sleep);
     // Covered by subscriptions: the backoff is a fallback, drawn from its upper half.
     EXPECT_GE(sleep.at, h.now + 50ms);
@@ -95,9 +100,7 @@ TEST(acquire_fsm_handoff, nodes_that_did_not_refuse_count_as_possibly_free) {
 TEST(acquire_fsm_handoff, later_waiters_are_staggered) {
     harness h;
     auto fsm = h.make();
-    subscribe_everywhere(fsm, h.now);
-    fsm.start(h.now);
-    refused_everywhere(fsm, 1, h.now);
+    waiting(fsm, h.now);
     fsm.on_released(0, 3, h.now);
     fsm.on_released(1, 3, h.now);
     const auto early = fsm.on_released(2, 3, h.now);
@@ -109,9 +112,7 @@ TEST(acquire_fsm_handoff, later_waiters_are_staggered) {
 TEST(acquire_fsm_handoff, a_local_grant_puts_the_early_wake_back_to_the_backoff) {
     harness h;
     auto fsm = h.make();
-    subscribe_everywhere(fsm, h.now);
-    fsm.start(h.now);
-    const auto sleep = refused_everywhere(fsm, 1, h.now);
+    const auto sleep = waiting(fsm, h.now);
     for (std::size_t n = 0; n < 3; ++n) {
         fsm.on_released(n, 2, h.now);
     }
@@ -163,9 +164,7 @@ TEST(acquire_fsm_handoff, an_announcement_overtaking_the_refusal_is_kept) {
 TEST(acquire_fsm_handoff, a_lost_subscription_leaves_the_backoff_in_charge) {
     harness h;
     auto fsm = h.make();
-    subscribe_everywhere(fsm, h.now);
-    fsm.start(h.now);
-    const auto sleep = refused_everywhere(fsm, 1, h.now);
+    const auto sleep = waiting(fsm, h.now);
     fsm.on_subscription_lost(0);
     fsm.on_subscription_lost(1);
     fsm.on_subscription_lost(2);
@@ -180,9 +179,7 @@ TEST(acquire_fsm_handoff, never_later_than_the_backoff) {
     h.options.retry.backoff_initial = 1ms;
     h.options.retry.backoff_max = 1ms;
     auto fsm = h.make();
-    subscribe_everywhere(fsm, h.now);
-    fsm.start(h.now);
-    const auto sleep = refused_everywhere(fsm, 1, h.now);
+    const auto sleep = waiting(fsm, h.now);
     for (std::size_t n = 0; n < 3; ++n) {
         // Position 10: ten staggers would be past the backoff's wake.
         EXPECT_EQ(fsm.on_released(n, 10, h.now).what, kind::wait);
@@ -203,9 +200,7 @@ TEST(acquire_fsm_handoff, off_when_not_wanted) {
     harness h;
     h.options.retry.wake_on_release = false;
     auto fsm = h.make();
-    subscribe_everywhere(fsm, h.now);
-    fsm.start(h.now);
-    refused_everywhere(fsm, 1, h.now);
+    waiting(fsm, h.now);
     for (std::size_t n = 0; n < 5; ++n) {
         EXPECT_EQ(fsm.on_released(n, 0, h.now).what, kind::wait);
     }
