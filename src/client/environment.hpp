@@ -41,8 +41,9 @@ struct environment {
     std::function<std::string()> next_token;
     /// Backoff jitter: needs independence between clients, not secrecy.
     std::uint64_t jitter_seed = 0;
-    /// For the simulation's checks: an acquire `op` starts sleeping between attempts, its
-    /// backoff ending at `bound` (a wake by release comes earlier), or (empty) stops sleeping.
+    /// For the simulation's checks: an acquire `op` sleeps between attempts, and its options
+    /// allow it to sleep until `bound` at most (its start plus the backoff's ceiling), or
+    /// (empty) it stopped sleeping.
     std::function<void(const void* op, std::optional<clock::time_point> bound)> observe_sleep;
 
     /// steady_clock and Asio timers, node_connection, tokens from the kernel's CSPRNG.

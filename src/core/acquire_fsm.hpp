@@ -91,8 +91,6 @@ public:
     /// Another waiter of this client got the key: the releases heard so far are used up, and
     /// an early wake not yet due goes back to the backoff's.
     acquire_action on_local_grant();
-    /// When the sleep in progress ends at the latest: the backoff's wake.
-    clock::time_point backoff_wake() const noexcept { return backoff_wake_; }
     /// Whether the sleep in progress ends early because of a release.
     bool waking_early() const noexcept { return state_ == state::sleeping && early_wake_; }
 

@@ -1,5 +1,6 @@
 #include "operations/acquire_op.hpp"
 
+#include "core/backoff.hpp"
 #include "core/failure_cause.hpp"
 
 #include "redlock/error.hpp"
@@ -75,9 +76,15 @@ void acquire_op::act(const acquire_action& action) {
         act(fsm_.on_cleanup_sent(now()));
         return;
     case acquire_action::kind::sleep:
+        if (!sleeping_) {
+            // The bound the options promise, worked out apart from the fsm: the simulation
+            // checks the fsm's wakes against it.
+            sleep_bound_ = now() + backoff_ceiling(fsm_.attempt(), options_.retry.backoff_initial,
+                                                   options_.retry.backoff_max);
+        }
         sleeping_ = true;
         arm_timer(action.at);
-        impl_->observe_sleep(this, fsm_.backoff_wake());
+        impl_->observe_sleep(this, sleep_bound_);
         if (options_.retry.wake_on_release) {
             watch_releases();
         }

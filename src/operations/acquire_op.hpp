@@ -55,6 +55,8 @@ private:
     acquire_fsm fsm_;
     completion<client::acquire_signature> completion_;
     bool sleeping_ = false;
+    /// The latest end the options allow for the sleep in progress (environment::observe_sleep).
+    clock::time_point sleep_bound_{};
     bool watching_ = false;
     clock::time_point called_at_ = now();
 };
