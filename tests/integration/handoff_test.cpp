@@ -1,5 +1,9 @@
 #include "support/fixture.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -39,6 +43,12 @@ struct holder_log {
         return false;
     }
 };
+
+/// Whether `node` (1-5) has no subscriber connection subscribed to anything.
+bool no_subscriptions(int node) {
+    inspector n(node);
+    return eventually([&] { return n.run({"CLIENT", "LIST", "TYPE", "pubsub"}).empty(); });
+}
 
 /// `waiters` loops on one client, each acquiring `key` (retrying after `backoff`), holding it
 /// for 200 us, releasing, and again, until `until`. Returns once every loop stopped.
@@ -147,11 +157,55 @@ TEST_F(nodes_test, handoff_unsubscribes_when_no_one_waits) {
     // The subscriber connections stay (for the next waiter) but subscribe to nothing: a
     // connection with no subscription left is no pub/sub client any more.
     for (int n = 1; n <= 5; ++n) {
+        EXPECT_TRUE(no_subscriptions(n)) << "node " << n;
+    }
+}
+
+TEST_F(nodes_test, cancelled_and_closed_waiters_leave_no_subscription) {
+    auto c = config();
+    blocking_client holder(c);
+    std::error_code ec;
+    auto held = holder.acquire("handoff-held", options(), ec);
+    ASSERT_FALSE(ec);
+    io_thread io;
+    std::optional<client> waiting(std::in_place, io.executor(), c);
+    lock_options o;
+    o.retry.max_attempts = 0;
+    o.retry.wait_budget = 30s;
+    o.retry.backoff_initial = 1s;
+    o.retry.backoff_max = 1s;
+    boost::asio::cancellation_signal cancel;
+    std::promise<std::error_code> cancelled;
+    std::promise<std::error_code> closed;
+    boost::asio::post(io.executor(), [&] {
+        waiting->async_acquire("handoff-held", o,
+                               boost::asio::bind_cancellation_slot(
+                                   cancel.slot(), [&](boost::system::error_code e, acquire_result) {
+                                       cancelled.set_value(e);
+                                   }));
+        waiting->async_acquire("handoff-held", o, [&](boost::system::error_code e, acquire_result) {
+            closed.set_value(e);
+        });
+    });
+    // Both wait, subscribed on every node.
+    for (int n = 1; n <= 5; ++n) {
         inspector node(n);
         EXPECT_TRUE(eventually([&] {
-            return node.run({"CLIENT", "LIST", "TYPE", "pubsub"}).empty();
-        })) << node.run({"CLIENT", "LIST", "TYPE", "pubsub"});
+            return node.run({"CLIENT", "LIST", "TYPE", "pubsub"}).find("sub=2") !=
+                   std::string::npos;
+        }));
     }
+    boost::asio::post(io.executor(),
+                      [&] { cancel.emit(boost::asio::cancellation_type::terminal); });
+    EXPECT_EQ(cancelled.get_future().get(), errc::cancelled);
+    waiting->close();
+    EXPECT_EQ(closed.get_future().get(), errc::cancelled);
+    waiting.reset();
+    for (int n = 1; n <= 5; ++n) {
+        EXPECT_TRUE(no_subscriptions(n)) << "node " << n;
+    }
+    holder.release(held.lock, ec);
+    EXPECT_EQ(keys_everywhere(), 0);
 }
 
 } // namespace
