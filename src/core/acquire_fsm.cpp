@@ -294,7 +294,9 @@ bool acquire_fsm::covered_quorum() const {
 }
 
 acquire_action acquire_fsm::maybe_wake_early(clock::time_point now) {
-    if (early_wake_ || !options_.retry.wake_on_release || failure_ != errc::contention) {
+    // Not only after contention: an attempt decided by its deadline (a slow or failed node
+    // among the refusals) still waits for a holder, whose release is worth hearing.
+    if (early_wake_ || !options_.retry.wake_on_release || failure_ == errc::cancelled) {
         return {};
     }
     std::size_t could_be_free = 0;

@@ -97,6 +97,22 @@ TEST(acquire_fsm_handoff, nodes_that_did_not_refuse_count_as_possibly_free) {
     EXPECT_EQ(fsm.on_released(0, 0, h.now).what, kind::sleep);
 }
 
+TEST(acquire_fsm_handoff, an_attempt_decided_by_its_deadline_also_wakes_on_release) {
+    harness h;
+    auto fsm = h.make();
+    subscribe_everywhere(fsm, h.now);
+    fsm.start(h.now);
+    fsm.on_set_reply(1, 0, node_outcome::refused, h.now);
+    fsm.on_set_reply(1, 1, node_outcome::refused, h.now);
+    // Two refusals and a failure, nodes 2 and 4 silent: quorum_unreachable, not contention.
+    ASSERT_EQ(fsm.on_set_reply(1, 3, node_outcome::failed, h.now).what, kind::send_cleanup);
+    fsm.on_cleanup_sent(h.now);
+    fsm.on_cleanup_reply(1, 2, h.now);
+    ASSERT_EQ(fsm.on_cleanup_reply(1, 4, h.now).what, kind::sleep);
+    // Nodes 2, 3, 4 did not refuse; one announced release from a refusing node is evidence.
+    EXPECT_EQ(fsm.on_released(0, 0, h.now + 10ms).what, kind::sleep);
+}
+
 TEST(acquire_fsm_handoff, later_waiters_are_staggered) {
     harness h;
     auto fsm = h.make();
