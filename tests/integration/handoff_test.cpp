@@ -1,4 +1,5 @@
 #include "support/fixture.hpp"
+#include "support/hostile_server.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -205,6 +206,46 @@ TEST_F(nodes_test, cancelled_and_closed_waiters_leave_no_subscription) {
         EXPECT_TRUE(no_subscriptions(n)) << "node " << n;
     }
     holder.release(held.lock, ec);
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, a_hostile_node_on_the_subscriber_connection_costs_only_its_notifications) {
+    for (const auto m : hostile_server::all_modes) {
+        SCOPED_TRACE(std::string(hostile_server::name(m)));
+        hostile_server first(m);
+        hostile_server second(m);
+        auto c = config();
+        // Three real nodes hold the quorum; two impostors misbehave on every SET and SUBSCRIBE.
+        c.nodes.resize(3);
+        c.nodes.push_back(first.address());
+        c.nodes.push_back(second.address());
+        blocking_client holder(c);
+        std::error_code ec;
+        auto held = holder.acquire("handoff-hostile", options(), ec);
+        ASSERT_FALSE(ec) << ec.message();
+        blocking_client waiter(c);
+        lock_options o;
+        o.retry.max_attempts = 0;
+        o.retry.wait_budget = 10s;
+        o.retry.backoff_initial = 2s;
+        o.retry.backoff_max = 2s;
+        auto waited = std::async(std::launch::async, [&] {
+            std::error_code wait_ec;
+            auto got = waiter.acquire("handoff-hostile", o, wait_ec);
+            if (!wait_ec) {
+                waiter.release(got.lock, wait_ec);
+            }
+            return wait_ec;
+        });
+        EXPECT_TRUE(eventually([&] { return first.lock_commands() + second.lock_commands() > 4; }));
+        std::this_thread::sleep_for(100ms);
+        holder.release(held.lock, ec);
+        // Woken by the three real nodes' notifications, long before the 2 s backoff.
+        const auto released = clock_type::now();
+        ASSERT_EQ(waited.wait_for(5s), std::future_status::ready);
+        EXPECT_FALSE(waited.get());
+        EXPECT_LT(clock_type::now() - released, 1500ms);
+    }
     EXPECT_EQ(keys_everywhere(), 0);
 }
 
