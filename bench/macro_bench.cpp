@@ -320,6 +320,131 @@ void contended_single_key(benchmark::State& state) {
 }
 BENCHMARK(contended_single_key)->Arg(16)->Iterations(1)->Unit(benchmark::kSecond);
 
+/// Counts how sleeping acquires woke.
+struct wake_counter final : redlock::metrics_observer {
+    std::uint64_t by_release = 0;
+    std::uint64_t by_backoff = 0;
+    void on_acquire_wake(bool early) override { ++(early ? by_release : by_backoff); }
+};
+
+/// Handoff of one key between 16 waiters of one client, each acquiring again as soon as it
+/// released; measured in the same run as the baseline, one client's back-to-back
+/// acquire+release cycles on a key of its own: eight alternating slices of 250 ms each. range(0) =
+/// 1: waiters woken by the nodes' release notifications, default backoff as the fallback; 0: the
+/// previous way, polling with a 0-2 ms full-jitter backoff. Counters: grants/s, the ratio to the
+/// baseline, wait p50/p99 (call to grant), fairness (grants of the least and most served waiter,
+/// Jain's index), and how the sleeping acquires woke.
+void handoff_single_key(benchmark::State& state) {
+    constexpr int waiters = 16;
+    asio::io_context io;
+    auto config = config_for(all_nodes());
+    auto wakes = std::make_shared<wake_counter>();
+    config.metrics = wakes;
+    redlock::client client(io.get_executor(), config);
+    auto options = once();
+    options.retry.max_attempts = 0;
+    options.retry.wait_budget = 10s;
+    if (const char* stagger = std::getenv("REDLOCK_BENCH_STAGGER_US")) {
+        options.retry.handoff_stagger = std::chrono::microseconds(std::atoi(stagger));
+    }
+    if (state.range(0) == 0) {
+        options.retry.wake_on_release = false;
+        options.retry.backoff_initial = 0ms;
+        options.retry.backoff_max = 2ms;
+    }
+    std::uint64_t base_cycles = 0, grants = 0, failures = 0;
+    double base_seconds = 0, seconds = 0;
+    std::vector<double> waits;
+    std::vector<std::uint64_t> per_waiter(waiters, 0);
+    // Alternating slices, so that both see the same load on a shared machine.
+    constexpr int slices = 8;
+    constexpr auto slice = 250ms;
+    for (auto _ : state) {
+        for (int s = 0; s < slices; ++s) {
+            {
+                bool done = false;
+                const auto until = clock_type::now() + slice;
+                std::function<void()> cycle = [&] {
+                    if (clock_type::now() >= until) {
+                        done = true;
+                        return;
+                    }
+                    client.async_acquire(
+                        "bench:handoff:base", once(),
+                        [&](boost::system::error_code ec, redlock::acquire_result r) {
+                            if (ec) {
+                                std::abort();
+                            }
+                            client.async_release(
+                                r.lock, [&](boost::system::error_code, redlock::release_result) {
+                                    ++base_cycles;
+                                    cycle();
+                                });
+                        });
+                };
+                const auto start = clock_type::now();
+                cycle();
+                run_until(io, done);
+                base_seconds += std::chrono::duration<double>(clock_type::now() - start).count();
+            }
+            const auto until = clock_type::now() + slice;
+            int running = waiters;
+            bool done = false;
+            std::function<void(int)> wait = [&](int w) {
+                if (clock_type::now() >= until) {
+                    done = --running == 0;
+                    return;
+                }
+                const auto called = clock_type::now();
+                client.async_acquire(
+                    "bench:handoff", options,
+                    [&, w, called](boost::system::error_code ec, redlock::acquire_result r) {
+                        if (ec) {
+                            ++failures;
+                            wait(w);
+                            return;
+                        }
+                        waits.push_back(micros(clock_type::now() - called));
+                        ++grants;
+                        ++per_waiter[w];
+                        client.async_release(r.lock, [&, w](boost::system::error_code,
+                                                            redlock::release_result) { wait(w); });
+                    });
+            };
+            const auto start = clock_type::now();
+            for (int w = 0; w < waiters; ++w) {
+                wait(w);
+            }
+            run_until(io, done);
+            seconds += std::chrono::duration<double>(clock_type::now() - start).count();
+        }
+    }
+    const double base_rate = static_cast<double>(base_cycles) / base_seconds;
+    const double rate = static_cast<double>(grants) / seconds;
+    state.counters["base_cycles_per_s"] = base_rate;
+    state.counters["grants_per_s"] = rate;
+    state.counters["ratio"] = rate / base_rate;
+    state.counters["failures"] = static_cast<double>(failures);
+    state.counters["wakes_by_release"] = static_cast<double>(wakes->by_release);
+    state.counters["wakes_by_backoff"] = static_cast<double>(wakes->by_backoff);
+    const auto [least, most] = std::minmax_element(per_waiter.begin(), per_waiter.end());
+    state.counters["grants_least_waiter"] = static_cast<double>(*least);
+    state.counters["grants_most_waiter"] = static_cast<double>(*most);
+    double sum = 0, squares = 0;
+    for (auto g : per_waiter) {
+        sum += static_cast<double>(g);
+        squares += static_cast<double>(g) * static_cast<double>(g);
+    }
+    state.counters["jain_fairness"] = squares > 0 ? sum * sum / (waiters * squares) : 0;
+    std::sort(waits.begin(), waits.end());
+    if (!waits.empty()) {
+        auto at = [&](double q) { return waits[static_cast<std::size_t>(q * (waits.size() - 1))]; };
+        state.counters["wait_p50_us"] = at(0.50);
+        state.counters["wait_p99_us"] = at(0.99);
+    }
+}
+BENCHMARK(handoff_single_key)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kSecond);
+
 /// Uncontended acquire with the last node behind a proxy adding `range(0)` ms to every reply;
 /// 0 is the healthy baseline with the same proxy hop. Releases are not awaited, so that the
 /// loop never sleeps for the slow node (a sleeping loop measures wake-up latency instead).

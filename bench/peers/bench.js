@@ -2,7 +2,12 @@
 //   node bench.js <library> <workload> [nodes]
 //   library:  v5 (@sesamecare-oss/redlock, the maintained v5 line) | v4 (redlock@4.2.0)
 //   workload: latency (sequential uncontended acquire+release), throughput (64 concurrent
-//             distinct keys, 2 s), contended (16 waiters on one key, 2 s)
+//             distinct keys, 2 s), contended (16 waiters on one key, 2 s), handoff (one
+//             chain's back-to-back acquire+release for 2 s, then 16 waiters on one key for 2 s:
+//             grants/s, the ratio, wait p50/p99 and per-waiter spread, as our
+//             handoff_single_key benchmark)
+//   library: v5, v4 (node-redlock), mutex, semaphore (redis-semaphore's RedlockMutex and
+//            RedlockSemaphore with one permit; handoff only)
 // Prints one JSON object. Loopback only; every loop is bounded in count or time.
 'use strict';
 const Redis = require('ioredis');
@@ -28,7 +33,22 @@ function makeLocker(retryCount) {
     r.on('clientError', () => {});
     return { acquire: (key, ttl) => r.lock(key, ttl), release: (lock) => lock.unlock() };
   }
-  throw new Error(`unknown library ${library} (v5 or v4)`);
+  if (library === 'mutex' || library === 'semaphore') {
+    // Its own retry loop polls every retryInterval ms; 1 ms is its most eager setting.
+    const { RedlockMutex, RedlockSemaphore } = require('redis-semaphore');
+    const options = { lockTimeout: 30000, acquireTimeout: 10000,
+      retryInterval: 1, refreshInterval: 0 };
+    return {
+      acquire: async (key) => {
+        const m = library === 'mutex' ? new RedlockMutex(clients, key, options)
+          : new RedlockSemaphore(clients, key, 1, options);
+        await m.acquire();
+        return m;
+      },
+      release: (m) => m.release(),
+    };
+  }
+  throw new Error(`unknown library ${library} (v5, v4, mutex or semaphore)`);
 }
 
 const now = () => Number(process.hrtime.bigint()) / 1000; // microseconds
@@ -80,6 +100,45 @@ async function loop(chains, keyOf, retryCount) {
   return { per_s: done / ((now() - start) / 1e6), failures };
 }
 
+async function handoff() {
+  const once = makeLocker(0);
+  for (let i = 0; i < 100; ++i) {
+    await once.release(await once.acquire(`peer:warm:${i}`, 30000));
+  }
+  let base = 0;
+  const baseStart = now(), baseUntil = baseStart + 2e6;
+  while (now() < baseUntil) {
+    await once.release(await once.acquire('peer:handoff:base', 30000));
+    ++base;
+  }
+  const baseRate = base / ((now() - baseStart) / 1e6);
+  const locker = makeLocker(1000000);
+  const waits = [], perWaiter = new Array(16).fill(0);
+  let failures = 0;
+  const start = now(), until = start + 2e6;
+  await Promise.all(perWaiter.map(async (_, w) => {
+    while (now() < until) {
+      const t0 = now();
+      try {
+        const lock = await locker.acquire('peer:handoff', 30000);
+        waits.push(now() - t0);
+        ++perWaiter[w];
+        await locker.release(lock);
+      } catch (e) {
+        ++failures;
+      }
+    }
+  }));
+  const grants = perWaiter.reduce((a, b) => a + b, 0);
+  const rate = grants / ((now() - start) / 1e6);
+  waits.sort((a, b) => a - b);
+  const squares = perWaiter.reduce((a, b) => a + b * b, 0);
+  return { base_cycles_per_s: baseRate, grants_per_s: rate, ratio: rate / baseRate, failures,
+    wait_p50_us: percentile(waits, 0.5), wait_p99_us: percentile(waits, 0.99),
+    grants_least_waiter: Math.min(...perWaiter), grants_most_waiter: Math.max(...perWaiter),
+    jain_fairness: squares ? grants * grants / (16 * squares) : 0 };
+}
+
 (async () => {
   let result;
   if (workload === 'latency') {
@@ -87,6 +146,8 @@ async function loop(chains, keyOf, retryCount) {
   } else if (workload === 'throughput') {
     const r = await loop(64, (c) => `peer:tp:${c}`, 0);
     result = { cycles_per_s: r.per_s, failures: r.failures };
+  } else if (workload === 'handoff') {
+    result = await handoff();
   } else if (workload === 'contended') {
     const r = await loop(16, () => 'peer:contended', 1000);
     result = { grants_per_s: r.per_s, failures: r.failures };

@@ -133,6 +133,15 @@ struct retry_options {
     /// [0, min(backoff_max, backoff_initial * 2^(k-1))].
     std::chrono::milliseconds backoff_initial{20};
     std::chrono::milliseconds backoff_max{500}; ///< Cap of the doubled backoff.
+    /// Handoff: while sleeping between attempts, listen on the nodes for releases (and
+    /// expiries, where keyspace notifications are on) of the key, and retry as soon as a
+    /// majority could be free instead of sleeping the backoff out. The backoff stays the
+    /// bound when no notification comes. See docs/design.md, "Handoff".
+    bool wake_on_release = true;
+    /// Handoff: the waiters of one key in one client retry one after another, this far
+    /// apart (oldest first, plus a random part of up to this much), so that one notification
+    /// does not fire them all at once. About one acquire round trip.
+    std::chrono::microseconds handoff_stagger{500};
 };
 
 /// Who may hold a key at the same time. Every mode gets the same guarantees: a quorum of

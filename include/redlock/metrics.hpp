@@ -36,6 +36,9 @@ public:
                                std::chrono::microseconds /*latency*/) {}
     /// A node entered (true) or left (false) restart quarantine.
     virtual void on_quarantine(std::size_t /*node*/, bool /*quarantined*/) {}
+    /// An acquire sleeping between attempts woke: early, because a majority could be free
+    /// after releases announced by the nodes (`by_release`), or at the end of its backoff.
+    virtual void on_acquire_wake(bool /*by_release*/) {}
 };
 
 /// The snake_case name used as a metric label for an outcome: "ok", "contention",
@@ -60,6 +63,7 @@ public:
     void on_lock_lost(std::error_code) override;
     void on_node_reply(std::size_t, std::error_code, std::chrono::microseconds) override;
     void on_quarantine(std::size_t, bool) override;
+    void on_acquire_wake(bool) override;
 
     /// Fixed buckets, in seconds: a histogram as Prometheus counts it.
     struct histogram {
@@ -86,6 +90,7 @@ private:
     histogram hold_;
     std::map<std::string, std::uint64_t, std::less<>> acquires_;
     std::uint64_t attempts_ = 0;
+    std::map<std::string, std::uint64_t, std::less<>> wakes_;
     std::map<std::string, std::uint64_t, std::less<>> releases_;
     std::map<std::string, std::uint64_t, std::less<>> renewals_;
     std::map<std::string, std::uint64_t, std::less<>> lost_;

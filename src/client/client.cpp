@@ -145,7 +145,17 @@ void client::start_release(lock held, asio::any_completion_handler<release_signa
         return;
     }
     const auto ttl = held.options().ttl;
-    start_round<detail::release_traits>(impl_, std::move(held), ttl, std::move(done));
+    asio::post(impl_->strand(),
+               [impl = impl_, held = std::move(held), ttl, done = std::move(done)]() mutable {
+                   const auto key = held.key();
+                   std::make_shared<detail::round_op<detail::release_traits>>(impl, std::move(held),
+                                                                              ttl, std::move(done))
+                       ->start();
+                   // The release is queued on every connection now: a waiter of this client that
+                   // sends its SETs from here on has them run right behind it on every node,
+                   // without waiting for the release's reply or its notification.
+                   impl->releases().released_here(key);
+               });
 }
 
 void client::start_inspect(std::string key, std::chrono::milliseconds timeout,

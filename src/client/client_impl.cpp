@@ -28,6 +28,13 @@ client_impl::client_impl(const boost::asio::any_io_executor& executor, client_co
     , reported_quarantined_(addresses.size(), false)
     , reported_duplicate_(addresses.size())
     , timers_(std::make_shared<renewal_timers>(*time_)) {
+    release_watch::link_factory subscriber;
+    if (env_.make_subscriber) {
+        subscriber = [this, addresses](std::size_t node, subscription_events& events) {
+            return env_.make_subscriber(strand_, addresses[node], config_, node, events);
+        };
+    }
+    releases_ = std::make_unique<release_watch>(addresses, std::move(subscriber));
     nodes_.reserve(addresses.size());
     for (auto& address : addresses) {
         nodes_.push_back(env_.make_link(strand_, std::move(address), config_));
@@ -148,6 +155,7 @@ void client_impl::shutdown() {
         }
     }
     timers_->clear();
+    releases_->shutdown();
     for (auto& node : nodes_) {
         node->shutdown(largest_node_timeout_);
     }

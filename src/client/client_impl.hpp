@@ -3,6 +3,7 @@
 
 #include "client/environment.hpp"
 #include "client/fence_floors.hpp"
+#include "client/release_watch.hpp"
 #include "core/validity.hpp"
 #include "operations/renewal_timers.hpp"
 #include "operations/time_source.hpp"
@@ -83,6 +84,16 @@ public:
     /// on, or it is quarantined after a restart.
     std::optional<veto> veto_grant(std::size_t node, clock::time_point now);
 
+    /// environment::observe_sleep, when set.
+    void observe_sleep(const void* op, std::optional<clock::time_point> bound) const {
+        if (env_.observe_sleep) {
+            env_.observe_sleep(op, bound);
+        }
+    }
+
+    /// Handoff: the waiters of each key and the subscriptions that wake them.
+    release_watch& releases() noexcept { return *releases_; }
+
     /// The one timer every watchdog of this client waits on.
     renewal_timers& timers() noexcept { return *timers_; }
 
@@ -110,6 +121,7 @@ private:
     environment env_;
     std::unique_ptr<time_source> time_;
     std::vector<std::unique_ptr<node_link>> nodes_;
+    std::unique_ptr<release_watch> releases_;
     std::mt19937_64 jitter_;
     std::unordered_set<cancellable*> live_;
     std::chrono::milliseconds largest_ttl_{0};

@@ -3,6 +3,7 @@
 #include "client/token.hpp"
 #include "operations/asio_time_source.hpp"
 #include "transport/node_connection.hpp"
+#include "transport/subscriber_connection.hpp"
 #include "transport/tls_context.hpp"
 
 #include "redlock/error.hpp"
@@ -16,20 +17,32 @@ environment environment::production() {
     env.make_time = [](const boost::asio::any_io_executor& strand) {
         return std::make_unique<asio_time_source>(strand);
     };
-    // One TLS context for all of a client's connections, made when the first rediss://
-    // node needs it.
-    env.make_link = [tls = std::shared_ptr<boost::asio::ssl::context>()](
-                        const boost::asio::any_io_executor& strand, node_address address,
-                        const client_config& config) mutable -> std::unique_ptr<node_link> {
-        if (address.tls && !tls) {
+    // One TLS context for all of a client's connections (subscribers included), made when
+    // the first rediss:// node needs it.
+    auto tls = std::make_shared<std::shared_ptr<boost::asio::ssl::context>>();
+    auto context_for = [tls](const node_address& address, const client_config& config) {
+        if (address.tls && !*tls) {
             std::string why;
-            tls = make_tls_context(config.tls, why);
-            if (!tls) {
+            *tls = make_tls_context(config.tls, why);
+            if (!*tls) {
                 throw std::system_error(make_error_code(errc::invalid_argument), "TLS: " + why);
             }
         }
+        return address.tls ? *tls : nullptr;
+    };
+    env.make_link = [context_for](const boost::asio::any_io_executor& strand, node_address address,
+                                  const client_config& config) -> std::unique_ptr<node_link> {
+        auto context = context_for(address, config);
         return std::make_unique<node_connection>(strand, std::move(address), config,
-                                                 address.tls ? tls : nullptr);
+                                                 std::move(context));
+    };
+    env.make_subscriber =
+        [context_for](const boost::asio::any_io_executor& strand, node_address address,
+                      const client_config& config, std::size_t node,
+                      subscription_events& events) -> std::unique_ptr<subscription_link> {
+        auto context = context_for(address, config);
+        return std::make_unique<subscriber_connection>(strand, std::move(address), config,
+                                                       std::move(context), node, events);
     };
     auto tokens = std::make_shared<token_source>();
     env.jitter_seed = std::hash<std::string>{}(tokens->next());

@@ -224,6 +224,11 @@ void prometheus_metrics::on_quarantine(std::size_t node, bool quarantined) {
     }
 }
 
+void prometheus_metrics::on_acquire_wake(bool by_release) {
+    std::lock_guard guard(mutex_);
+    ++wakes_[by_release ? "release" : "backoff"];
+}
+
 std::string prometheus_metrics::render() const {
     std::lock_guard guard(mutex_);
     std::string out;
@@ -235,6 +240,9 @@ std::string prometheus_metrics::render() const {
     header(out, "redlock_acquire_attempts_total", "counter",
            "Attempts made by completed acquires.");
     out.append("redlock_acquire_attempts_total ").append(std::to_string(attempts_)).append("\n");
+    header(out, "redlock_acquire_wakes_total", "counter",
+           "Acquires woken between attempts: by announced releases, or at the end of the backoff.");
+    render_counters(out, "redlock_acquire_wakes_total", "by", wakes_);
     header(out, "redlock_lock_hold_seconds", "histogram",
            "Time from the granting attempt to the release.");
     render_histogram(out, "redlock_lock_hold_seconds", "", hold_);

@@ -20,7 +20,10 @@ acquire_fsm::acquire_fsm(std::size_t nodes, const lock_options& options, random_
     , granted_(nodes, false)
     , landed_(nodes, false)
     , refused_(nodes, false)
-    , cleanup_awaited_(nodes, false) {}
+    , cleanup_awaited_(nodes, false)
+    , subscribed_(nodes, false)
+    , covered_(nodes, false)
+    , freed_(nodes, false) {}
 
 acquire_action acquire_fsm::start(clock::time_point now) {
     call_start_ = now;
@@ -42,6 +45,11 @@ acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
     granted_.assign(votes_.nodes(), false);
     landed_.assign(votes_.nodes(), false);
     refused_.assign(votes_.nodes(), false);
+    // A subscription confirmed before the SETs go out was processed by the node before them
+    // (the confirmation came back first): any release after a refusal is announced to us.
+    covered_ = subscribed_;
+    freed_.assign(votes_.nodes(), false);
+    early_wake_ = false;
     state_ = state::attempting;
     return {acquire_action::kind::send_set, attempt_deadline(now, options_), {}};
 }
@@ -49,7 +57,16 @@ acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
 acquire_action acquire_fsm::on_set_reply(unsigned attempt, std::size_t node, node_outcome outcome,
                                          clock::time_point now, std::uint64_t counter,
                                          bool landed) {
-    if (state_ != state::attempting || attempt != attempt_) {
+    if (attempt != attempt_) {
+        return {};
+    }
+    if (state_ != state::attempting) {
+        // Decided without it, but the handoff counts this node as held until it announces a
+        // release (a refused SET NX changed nothing, so the cleanup's target is unchanged).
+        if ((state_ == state::cleaning_up || state_ == state::sleeping) &&
+            outcome == node_outcome::refused && !answered_[node]) {
+            refused_[node] = true;
+        }
         return {};
     }
     if (votes_.record(node, outcome)) {
@@ -210,12 +227,109 @@ acquire_action acquire_fsm::after_cleanup(clock::time_point now) {
         return finish(failure_);
     }
     const auto ceiling = backoff_ceiling(attempt_, retry.backoff_initial, retry.backoff_max);
-    const auto wake = now + full_jitter(ceiling, random_());
+    // Where a quorum of nodes will announce the release, the backoff is only the fallback:
+    // drawn from the upper half of its range, so that waiters do not poll while the handoff
+    // serves them (full jitter would wake many of them long before their turn).
+    const auto wake =
+        now + (covered_quorum() ? ceiling / 2 + full_jitter(ceiling - ceiling / 2, random_())
+                                : full_jitter(ceiling, random_()));
     if (retry.wait_budget.count() != 0 && wake >= call_start_ + retry.wait_budget) {
         return finish(failure_);
     }
     state_ = state::sleeping;
+    backoff_wake_ = wake;
+    early_wake_ = false;
+    if (const auto early = maybe_wake_early(now); early.what == acquire_action::kind::sleep) {
+        return early;
+    }
     return {acquire_action::kind::sleep, wake, {}};
+}
+
+acquire_action acquire_fsm::on_released(std::size_t node, std::size_t position,
+                                        clock::time_point now) {
+    if (state_ == state::finished || state_ == state::idle) {
+        return {};
+    }
+    // Also while the attempt is still out: the announcement may overtake the refusal it
+    // follows (they come on different connections).
+    freed_.at(node) = true;
+    position_ = position;
+    return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
+}
+
+acquire_action acquire_fsm::on_subscribed(std::size_t node, std::size_t position,
+                                          clock::time_point now) {
+    subscribed_.at(node) = true;
+    position_ = position;
+    return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
+}
+
+void acquire_fsm::on_subscription_lost(std::size_t node) {
+    // Only what comes later is unheard: the backoff bounds the wait for it.
+    subscribed_.at(node) = false;
+}
+
+acquire_action acquire_fsm::on_local_grant() {
+    if (state_ != state::sleeping) {
+        return {};
+    }
+    // The key is held again, by a neighbour: what was freed before is taken; from here on
+    // only the nodes whose subscription is confirmed will tell us of the next release.
+    freed_.assign(votes_.nodes(), false);
+    covered_ = subscribed_;
+    if (!early_wake_) {
+        return {};
+    }
+    early_wake_ = false;
+    return {acquire_action::kind::sleep, backoff_wake_, {}};
+}
+
+bool acquire_fsm::covered_quorum() const {
+    if (!options_.retry.wake_on_release || failure_ != errc::contention) {
+        return false;
+    }
+    const auto covered =
+        static_cast<std::size_t>(std::count(covered_.begin(), covered_.end(), true));
+    return covered >= votes_.quorum();
+}
+
+acquire_action acquire_fsm::maybe_wake_early(clock::time_point now) {
+    // Not only after contention: an attempt decided by its deadline (a slow or failed node
+    // among the refusals) still waits for a holder, whose release is worth hearing.
+    if (early_wake_ || !options_.retry.wake_on_release || failure_ == errc::cancelled) {
+        return {};
+    }
+    std::size_t could_be_free = 0;
+    bool heard = false;
+    for (std::size_t node = 0; node < votes_.nodes(); ++node) {
+        // A refusal whose node was not yet listening may hide a release in between.
+        const bool freed =
+            refused_[node] && (freed_[node] || (!covered_[node] && subscribed_[node]));
+        could_be_free += (!refused_[node] || freed) ? 1 : 0;
+        heard = heard || freed;
+    }
+    // Evidence of a release is needed: nodes that failed (down, slow) count as possibly
+    // free, and without it an outage would turn the sleep into a busy loop.
+    if (!heard || could_be_free < votes_.quorum()) {
+        return {};
+    }
+    // The oldest local waiter first, the others one stagger later each (the first one's
+    // grant usually cancels their wake: on_local_grant); the random part keeps the later
+    // ones of different clients, which do not see each other, from firing at once.
+    const auto stagger =
+        std::chrono::duration_cast<clock::duration>(options_.retry.handoff_stagger);
+    const auto rank = std::min<std::size_t>(position_, 64);
+    // The oldest goes at once: a release by this client is then pipelined right behind.
+    const auto jitter = stagger.count() > 0 && rank > 0
+                            ? clock::duration(static_cast<clock::rep>(
+                                  random_() % static_cast<std::uint64_t>(stagger.count())))
+                            : clock::duration::zero();
+    const auto early = now + stagger * static_cast<clock::rep>(rank) + jitter;
+    if (early >= backoff_wake_) {
+        return {};
+    }
+    early_wake_ = true;
+    return {acquire_action::kind::sleep, early, {}};
 }
 
 acquire_action acquire_fsm::on_wake(clock::time_point now) {

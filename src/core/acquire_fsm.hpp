@@ -42,6 +42,13 @@ struct acquire_action {
 /// The acquire algorithm without I/O: attempts, early quorum decision, validity,
 /// cleanup of failed attempts, retry with full-jitter backoff, cancellation, and for
 /// fenced locks the second phase of the quorum max-register (see docs/safety.md).
+///
+/// Handoff: while sleeping, the fsm hears of releases on the nodes (on_released) and of its
+/// subscriptions (on_subscribed, on_subscription_lost), and wakes early once the nodes that
+/// did not refuse the last attempt plus those that may have been freed since reach a quorum.
+/// A node counts as possibly freed when it notified a release, or when its subscription was
+/// confirmed only after the attempt was sent (a release in between would have gone unheard).
+/// The early wake never comes later than the backoff's wake: the backoff is the bound.
 /// Events carry the current time; the caller provides the clock.
 class acquire_fsm {
 public:
@@ -56,6 +63,7 @@ public:
     acquire_action start(clock::time_point now);
     /// A SET reply from `node` for attempt `attempt` (1-based). Replies to earlier attempts
     /// are ignored: their cleanup was already queued behind them on the same connection.
+    /// A refusal after the attempt was decided only tells the handoff that the node is held.
     /// For a fenced lock a grant carries the node's fencing counter. `landed`: the SET wrote
     /// our key even though `outcome` does not count it as a grant (a quarantined node): a
     /// failed attempt then waits for that node's cleanup too.
@@ -71,6 +79,20 @@ public:
     acquire_action on_deadline(clock::time_point now);
     acquire_action on_wake(clock::time_point now);
     acquire_action on_cancel(clock::time_point now);
+    /// A release (or expiry) of the key was announced by `node`. `position`: how many local
+    /// waiters of the key wait longer than this one (they retry first).
+    acquire_action on_released(std::size_t node, std::size_t position, clock::time_point now);
+    /// The subscription to `node`'s release channel of the key is confirmed: every release
+    /// there from now on is announced to us.
+    acquire_action on_subscribed(std::size_t node, std::size_t position, clock::time_point now);
+    /// The subscriber connection to `node` broke: releases there go unheard until
+    /// on_subscribed again.
+    void on_subscription_lost(std::size_t node);
+    /// Another waiter of this client got the key: the releases heard so far are used up, and
+    /// an early wake not yet due goes back to the backoff's.
+    acquire_action on_local_grant();
+    /// Whether the sleep in progress ends early because of a release.
+    bool waking_early() const noexcept { return state_ == state::sleeping && early_wake_; }
 
     unsigned attempt() const noexcept { return attempt_; }
     bool finished() const noexcept { return state_ == state::finished; }
@@ -102,6 +124,11 @@ private:
     acquire_action fail_attempt(std::error_code reason, clock::time_point now, bool await_silent);
     acquire_action after_cleanup(clock::time_point now);
     acquire_action finish(std::error_code error);
+    /// While sleeping after contention: an early wake once a quorum could be free.
+    acquire_action maybe_wake_early(clock::time_point now);
+    /// Whether a quorum of nodes was subscribed when the failed attempt was sent, so that
+    /// their releases will be announced: the backoff is then a fallback only.
+    bool covered_quorum() const;
 
     lock_options options_;
     random_source random_;
@@ -126,6 +153,15 @@ private:
     std::vector<bool> landed_;
     std::vector<bool> refused_;
     std::vector<bool> cleanup_awaited_;
+    /// Handoff, per node: subscription confirmed now; confirmed when the current attempt was
+    /// sent; release announced (or possibly missed) since the current attempt was sent.
+    std::vector<bool> subscribed_;
+    std::vector<bool> covered_;
+    std::vector<bool> freed_;
+    clock::time_point backoff_wake_{};
+    bool early_wake_ = false;
+    /// The last position among the local waiters of the key that the notifier reported.
+    std::size_t position_ = 0;
 };
 
 } // namespace redlock::detail

@@ -86,6 +86,13 @@ std::string check_lock_options(const lock_options& o) {
     if (r.max_attempts == 0 && r.wait_budget == milliseconds::zero()) {
         return "retry is unbounded: set retry.max_attempts or retry.wait_budget";
     }
+    // Above a second it would be a backoff of its own (and an early wake never comes later
+    // than the backoff's anyway).
+    if (r.handoff_stagger < std::chrono::microseconds::zero() ||
+        r.handoff_stagger > std::chrono::seconds(1)) {
+        return "retry.handoff_stagger must be in [0, 1 s], got " +
+               std::to_string(r.handoff_stagger.count()) + " us";
+    }
     if (r.backoff_max < r.backoff_initial) {
         return "retry backoff must satisfy 0 <= backoff_initial <= backoff_max";
     }

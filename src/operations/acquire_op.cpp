@@ -1,5 +1,6 @@
 #include "operations/acquire_op.hpp"
 
+#include "core/backoff.hpp"
 #include "core/failure_cause.hpp"
 
 #include "redlock/error.hpp"
@@ -50,6 +51,12 @@ std::string acquire_op::keys_text() const {
     return text;
 }
 
+acquire_op::~acquire_op() {
+    if (watching_) {
+        impl_->releases().unwatch(watched_key(), this);
+    }
+}
+
 void acquire_op::start() {
     if (impl_->shut_down()) {
         finish(errc::cancelled);
@@ -64,6 +71,12 @@ void acquire_op::start() {
         });
     });
     impl_->note_options(options_);
+    if (options_.retry.wake_on_release && impl_->releases().watched(watched_key())) {
+        // Others of this client wait for the key: joining them now, before the first
+        // attempt, lets their subscriptions cover its refusals, and queues this one behind
+        // them.
+        watch_releases();
+    }
     act(fsm_.start(now()));
 }
 
@@ -102,9 +115,19 @@ void acquire_op::act(const acquire_action& action) {
         act(fsm_.on_cleanup_sent(now()));
         return;
     case acquire_action::kind::sleep:
+        if (!sleeping_) {
+            // The bound the options promise, worked out apart from the fsm: the simulation
+            // checks the fsm's wakes against it.
+            sleep_bound_ = now() + backoff_ceiling(fsm_.attempt(), options_.retry.backoff_initial,
+                                                   options_.retry.backoff_max);
+        }
         sleeping_ = true;
         arm_timer(action.at);
         send_writer_waiting_marks();
+        impl_->observe_sleep(this, sleep_bound_);
+        if (options_.retry.wake_on_release) {
+            watch_releases();
+        }
         return;
     case acquire_action::kind::done:
         finish(action.error);
@@ -112,6 +135,37 @@ void acquire_op::act(const acquire_action& action) {
     case acquire_action::kind::wait:
         return;
     }
+}
+
+void acquire_op::watch_releases() {
+    auto& releases = impl_->releases();
+    const bool first = !watching_;
+    watching_ = true;
+    releases.watch(watched_key(), this);
+    if (first) {
+        // Subscriptions other waiters of the key already have are in force for this one too.
+        for (std::size_t node = 0; node < impl_->node_count(); ++node) {
+            if (releases.confirmed(watched_key(), node)) {
+                on_subscribed(node, releases.position(watched_key(), this));
+            }
+        }
+    }
+}
+
+void acquire_op::on_released(std::size_t node, std::size_t position) {
+    act(fsm_.on_released(node, position, now()));
+}
+
+void acquire_op::on_subscribed(std::size_t node, std::size_t position) {
+    act(fsm_.on_subscribed(node, position, now()));
+}
+
+void acquire_op::on_subscription_lost(std::size_t node) {
+    fsm_.on_subscription_lost(node);
+}
+
+void acquire_op::on_local_grant() {
+    act(fsm_.on_local_grant());
 }
 
 void acquire_op::send_sets() {
@@ -184,9 +238,13 @@ void acquire_op::send_writer_waiting_marks() {
 void acquire_op::on_timer() {
     if (sleeping_) {
         sleeping_ = false;
+        impl_->observe_sleep(this, std::nullopt);
         if (impl_->shut_down()) {
             act(fsm_.on_cancel(now()));
             return;
+        }
+        if (auto* m = impl_->metrics()) {
+            m->on_acquire_wake(fsm_.waking_early());
         }
         act(fsm_.on_wake(now()));
         return;
@@ -240,6 +298,7 @@ void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
             std::string message(reply.message);
             const auto counted = apply_quarantine(tag.node, c, now, message);
             record_vote(tag.node, counted, message, now);
+            fsm_.on_set_reply(tag.attempt, tag.node, counted.outcome, now);
         }
         return;
     }
@@ -282,6 +341,18 @@ void acquire_op::finish(std::error_code error) {
         return;
     }
     stop_timer();
+    if (sleeping_) {
+        sleeping_ = false;
+        impl_->observe_sleep(this, std::nullopt);
+    }
+    if (watching_) {
+        watching_ = false;
+        auto& releases = impl_->releases();
+        if (!error) {
+            releases.granted(watched_key(), this);
+        }
+        releases.unwatch(watched_key(), this);
+    }
     error = failure_cause(error, votes());
     acquire_result result;
     result.attempts = fsm_.attempt();

@@ -9,12 +9,14 @@
 
 namespace redlock::detail {
 
-/// Carries out what acquire_fsm decides: the SETs, the cleanups, the timers.
-class acquire_op final : public operation {
+/// Carries out what acquire_fsm decides: the SETs, the cleanups, the timers. Sleeping
+/// between attempts, it waits for the key's releases (release_watch) too.
+class acquire_op final : public operation, private release_listener {
 public:
     /// `keys` valid and sorted (client::async_acquire checks and sorts them).
     acquire_op(std::shared_ptr<client_impl> impl, std::vector<std::string> keys,
                lock_options options, completion<client::acquire_signature> done);
+    ~acquire_op() override;
 
     void start();
     void cancel() override;
@@ -37,6 +39,16 @@ private:
     std::uint64_t fence_floor() const;
     /// The keys, space-separated, for log lines and messages.
     std::string keys_text() const;
+    /// The key whose releases wake this waiter: the first (a lock over several keys wakes
+    /// on the others' releases by its backoff only).
+    const std::string& watched_key() const { return keys_.front(); }
+    /// Starts waiting for the key's releases (again, where a subscription was lost).
+    void watch_releases();
+
+    void on_released(std::size_t node, std::size_t position) override;
+    void on_subscribed(std::size_t node, std::size_t position) override;
+    void on_subscription_lost(std::size_t node) override;
+    void on_local_grant() override;
 
     std::vector<std::string> keys_;
     /// The token of the attempt in flight (or the last one). Each attempt draws its own: a
@@ -57,6 +69,9 @@ private:
     bool sleeping_ = false;
     /// A semaphore's holder: the slot of the attempt in flight, 0 to permits - 1.
     unsigned slot_ = 0;
+    /// The latest end the options allow for the sleep in progress (environment::observe_sleep).
+    clock::time_point sleep_bound_{};
+    bool watching_ = false;
     clock::time_point called_at_ = now();
 };
 

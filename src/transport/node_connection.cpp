@@ -90,6 +90,14 @@ node_connection::node_connection(asio::any_io_executor strand, node_address addr
     , drain_timer_(strand_)
     , resolver_(strand_) {}
 
+node_connection::node_connection(asio::any_io_executor strand, node_address address,
+                                 const client_config& config,
+                                 std::shared_ptr<asio::ssl::context> tls, subscriber_hooks hooks)
+    : node_connection(std::move(strand), std::move(address), config, std::move(tls)) {
+    subscriber_ = std::move(hooks);
+    display_ += " (subscriber)";
+}
+
 node_connection::~node_connection() {
     // The operations are being torn down with the client: drop them without callbacks.
     alive_.reset();
@@ -403,6 +411,9 @@ void node_connection::connected(byte_stream stream) {
     }
     connected_at_ = std::chrono::steady_clock::now();
     wire_ = std::make_shared<wire>(std::move(stream), config_.max_reply_size);
+    if (subscriber_.push) {
+        wire_->replies.take_pushes(subscriber_.push);
+    }
     log(log_level::debug, "connected");
     queue_handshake();
     if (handshake_outstanding_ == 0) {
@@ -421,6 +432,9 @@ void node_connection::queue_handshake() {
     if (address_.db != 0) {
         queue_step(format({"SELECT", std::to_string(address_.db)}), handshake_select);
         ++handshake_outstanding_;
+    }
+    if (subscriber_.push) {
+        return;
     }
     // For the restart quarantine, and to recognise two addresses of one server by run_id
     // (sent with the quarantine off too, for that). Its reply precedes every vote on this
@@ -576,6 +590,14 @@ void node_connection::drop_connection(const std::string& why) {
             if (sent.target) {
                 fail_later(sent.target, sent.tag, error, why);
             }
+        }
+        if (subscriber_.dropped) {
+            asio::post(strand_,
+                       [dropped = subscriber_.dropped, alive = std::weak_ptr<const bool>(alive_)] {
+                           if (!alive.expired()) {
+                               dropped();
+                           }
+                       });
         }
     }
     for (auto& h : std::exchange(held_back_, {})) {

@@ -42,6 +42,17 @@ public:
     /// `tls` is needed (non-null) when the address is `rediss://`.
     node_connection(boost::asio::any_io_executor strand, node_address address,
                     const client_config& config, std::shared_ptr<boost::asio::ssl::context> tls);
+    /// A subscriber connection: the same connect, TLS and AUTH/SELECT handshake, but no INFO
+    /// or SCRIPT LOAD (a subscribed connection serves neither, and needs neither); `push`
+    /// sees every reply first and takes the pushed messages, `dropped` runs (posted) when a
+    /// connection that was up breaks or is closed, its subscriptions gone with it.
+    struct subscriber_hooks {
+        reply_pipeline::push_fn push;
+        std::function<void()> dropped;
+    };
+    node_connection(boost::asio::any_io_executor strand, node_address address,
+                    const client_config& config, std::shared_ptr<boost::asio::ssl::context> tls,
+                    subscriber_hooks hooks);
     ~node_connection() override;
     node_connection(const node_connection&) = delete;
     node_connection& operator=(const node_connection&) = delete;
@@ -125,6 +136,7 @@ private:
     const client_config& config_;
     std::shared_ptr<boost::asio::ssl::context> tls_;
     std::string display_;
+    subscriber_hooks subscriber_;
 
     state state_ = state::idle;
     std::shared_ptr<wire> wire_;

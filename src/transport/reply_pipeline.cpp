@@ -23,6 +23,9 @@ std::string reply_pipeline::consume(std::string_view bytes, const deliver_fn& de
         case reply_reader::status::reply:
             break;
         }
+        if (push_ && push_(*reply)) {
+            continue;
+        }
         if (sent_.empty()) {
             // Two replies to one command, or bytes injected on the path: whatever comes
             // next cannot be matched to its command any more.

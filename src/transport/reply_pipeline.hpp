@@ -39,6 +39,11 @@ public:
 
     void expect(sent_command command) { sent_.push_back(std::move(command)); }
 
+    /// On a subscriber connection: sees every reply first and returns true for a pushed
+    /// message, which answers no command.
+    using push_fn = std::function<bool(const redisReply& reply)>;
+    void take_pushes(push_fn push) { push_ = std::move(push); }
+
     /// Feeds what the node sent and delivers every reply it completes. Returns empty while
     /// the stream is sound, else why it broke (the commands still waiting stay here, and
     /// every later call returns the same reason).
@@ -54,6 +59,7 @@ public:
 private:
     reply_reader reader_;
     std::deque<sent_command> sent_;
+    push_fn push_;
     std::string broken_;
 };
 

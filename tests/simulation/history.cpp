@@ -285,6 +285,37 @@ std::string history::describe(int id) const {
            (h.fence ? " fence " + std::to_string(h.fence) : "") + ")";
 }
 
+void history::sleep(int client, const void* op, std::optional<std::int64_t> bound_local) {
+    if (bound_local) {
+        // A re-armed sleep (an early wake, or back to the backoff) keeps its start.
+        const auto it = sleeping_.find(op);
+        sleeping_[op] = {it != sleeping_.end() ? it->second.since : world_.now(), *bound_local};
+        return;
+    }
+    const auto it = sleeping_.find(op);
+    if (it == sleeping_.end()) {
+        return;
+    }
+    const auto s = it->second;
+    sleeping_.erase(it);
+    const auto local_now = clock(client).local(world_.now());
+    // Timers fire at the real instant their local deadline maps to, rounded to the
+    // nanosecond: a few nanoseconds past is the mapping, not the library.
+    constexpr std::int64_t rounding = 16;
+    if (local_now <= s.bound_local + rounding) {
+        return;
+    }
+    for (const auto& p : pauses_[static_cast<std::size_t>(client)]) {
+        if (p.from <= world_.now() && p.to >= s.since) {
+            return; // held back by the pause, not by the library
+        }
+    }
+    violation("(m) slept past its backoff",
+              "c" + std::to_string(client) + " slept from " + fmt_time(s.since) + " to " +
+                  fmt_time(world_.now()) + ", " + std::to_string(local_now - s.bound_local) +
+                  " ns past its backoff's end");
+}
+
 void history::check_end() {
     for (std::size_t i = 0; i < calls_.size(); ++i) {
         if (calls_[i] == 0) {

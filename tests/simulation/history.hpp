@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ namespace redlock::sim {
 /// (k) a compare-and-delete (a release finishing in the background, a cleanup, a copy resent
 ///     after NOSCRIPT) never removes the key of a holder still relying on it;
 /// (l) close() never cuts short a release's delete before that release's node_timeout.
+/// (m) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
+///     than its backoff's end, whatever happened to the release notifications (lost,
+///     delayed, subscriber cut), unless its process was paused meanwhile.
 class history {
 public:
     explicit history(world& w)
@@ -75,6 +79,10 @@ public:
     void pause(int client, real_ns from, real_ns to) {
         pauses_[static_cast<std::size_t>(client)].push_back({from, to});
     }
+
+    /// (k): an acquire `op` of `client` sleeps until `bound_local` at the latest, or (bound
+    /// empty) stopped sleeping now.
+    void sleep(int client, const void* op, std::optional<std::int64_t> bound_local);
 
     /// Every command any link sends: for (g).
     void on_send(int client, int node, const std::vector<std::string>& args);
@@ -137,6 +145,11 @@ private:
     std::vector<int> calls_;
     std::vector<std::string> violations_;
     std::vector<std::string> notes_;
+    struct sleeper {
+        real_ns since;
+        std::int64_t bound_local;
+    };
+    std::map<const void*, sleeper> sleeping_;
 };
 
 } // namespace redlock::sim

@@ -1,6 +1,7 @@
 #include "schedule.hpp"
 
 #include "sim_clock.hpp"
+#include "sim_subscriber.hpp"
 
 #include "client/client_access.hpp"
 #include "client/client_impl.hpp"
@@ -34,13 +35,36 @@ int forced_profile() {
     return forced;
 }
 
+/// Release notifications in this schedule: none at all, perfect, lossy, or with subscriber
+/// connections cut; from a stream of their own, so that a seed's other draws stay the same.
+notify_faults draw_notify_faults(std::mt19937_64& rng) {
+    notify_faults f;
+    switch (rng() % 4) {
+    case 0:
+        f.off = true;
+        break;
+    case 1:
+        break;
+    case 2:
+        f.lost_rate = 0.3;
+        break;
+    default:
+        f.cut_rate = 0.2;
+        f.lost_rate = 0.05;
+        break;
+    }
+    return f;
+}
+
 } // namespace
 
 schedule::schedule(std::uint64_t seed, bool tracing)
     : seed_(seed)
     , w_(seed, tracing)
     , h_(w_)
-    , sc_(make_scenario(w_, forced_profile())) {
+    , sc_(make_scenario(w_, forced_profile()))
+    , notify_rng_(seed ^ 0x6e6f74696679ULL)
+    , notify_(draw_notify_faults(notify_rng_)) {
     for (std::size_t n = 0; n < sc_.nodes.size(); ++n) {
         nodes_.push_back(
             std::make_unique<sim_node>(w_, static_cast<int>(n), sc_.node_clocks[n], sc_.nodes[n]));
@@ -90,6 +114,25 @@ void schedule::make_client(int c) {
         return std::string(text);
     };
     env.jitter_seed = w_.rng()();
+    if (!notify_.off) {
+        env.make_subscriber =
+            [this,
+             c](const asio::any_io_executor& strand, node_address address, const client_config&,
+                std::size_t node,
+                detail::subscription_events& events) -> std::unique_ptr<detail::subscription_link> {
+            const auto n = static_cast<std::size_t>(address.port - 10000);
+            return std::make_unique<sim_subscriber>(w_, *nodes_[n], c, node, strand, events,
+                                                    notify_, notify_rng_());
+        };
+    }
+    env.observe_sleep = [this, c](const void* op, std::optional<detail::clock::time_point> bound) {
+        std::optional<std::int64_t> local;
+        if (bound) {
+            local = std::chrono::duration_cast<std::chrono::nanoseconds>(bound->time_since_epoch())
+                        .count();
+        }
+        h_.sleep(c, op, local);
+    };
 
     client_config config = sc_.config;
     if (w_.tracing()) {

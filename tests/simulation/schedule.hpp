@@ -5,6 +5,7 @@
 #include "scenario.hpp"
 #include "sim_link.hpp"
 #include "sim_node.hpp"
+#include "sim_subscriber.hpp"
 #include "sim_world.hpp"
 
 #include "redlock/client.hpp"
@@ -93,6 +94,8 @@ private:
     world w_;
     history h_;
     scenario sc_;
+    std::mt19937_64 notify_rng_;
+    notify_faults notify_;
     std::vector<std::unique_ptr<sim_node>> nodes_;
     std::vector<client_slot> clients_;
     std::vector<std::vector<std::weak_ptr<link_core>>> links_;

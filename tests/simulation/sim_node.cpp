@@ -518,6 +518,12 @@ void sim_node::publish_release(const std::string& key) {
     if (on_publish) {
         on_publish(channel);
     }
+    if (const auto it = channels_.find(channel); it != channels_.end()) {
+        const auto sinks = it->second; // a sink may unsubscribe
+        for (const auto& [id, sink] : sinks) {
+            sink(channel);
+        }
+    }
 }
 
 sim_node::reply sim_node::release(const std::vector<std::string>& keys,
@@ -864,6 +870,7 @@ void sim_node::crash() {
         }
     }
     scripts_.clear();
+    channels_.clear();
     auto cuts = on_crash;
     for (auto& [id, cut] : cuts) {
         cut();

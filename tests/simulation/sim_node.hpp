@@ -56,6 +56,14 @@ public:
     /// Called on crash: every connection to the node breaks.
     std::map<std::uint64_t, std::function<void()>> on_crash;
 
+    /// Pub/sub: release.lua PUBLISHes on redlock:released:<key> when it deletes. A sink gets
+    /// the channel of each message published while it is subscribed; subscriptions are lost
+    /// on crash (the connections break).
+    using message_sink = std::function<void(const std::string& channel)>;
+    void subscribe(const std::string& channel, std::uint64_t subscriber, message_sink sink);
+    void unsubscribe(const std::string& channel, std::uint64_t subscriber);
+    void unsubscribe_all(std::uint64_t subscriber);
+
     /// Diagnoses for the report: patterns of known defects seen on the node.
     std::function<void(const std::string&)> on_note;
 
@@ -127,6 +135,7 @@ private:
     real_ns started_ = 0;
     real_ns busy_until_ = 0;
     std::unordered_map<std::string, entry> data_;
+    std::map<std::string, std::map<std::uint64_t, message_sink>> channels_;
     std::unordered_set<std::string> scripts_;
     std::uint64_t commands_ = 0;
     /// Per token: the command number of a release (compare-and-delete) refused with NOSCRIPT.

@@ -277,7 +277,9 @@ private:
 
     void on_command(const std::vector<std::string>& args) {
         const std::string name = upper(args[0]);
-        const bool lock = name == "SET" || name == "EVALSHA" || name == "EVAL";
+        // SUBSCRIBE too: what a waiter's subscriber connection sends.
+        const bool lock =
+            name == "SET" || name == "EVALSHA" || name == "EVAL" || name == "SUBSCRIBE";
         server_.record(number_, args, lock);
         if (lock) {
             misbehave(name);

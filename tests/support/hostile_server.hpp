@@ -13,7 +13,8 @@ namespace redlock::test {
 
 /// A Redis impostor on 127.0.0.1 (ephemeral port, its own I/O thread) that passes a client's
 /// connection handshake like a real master (AUTH, SELECT, INFO server, SCRIPT LOAD, PING) and
-/// then misbehaves on every lock command (SET, EVALSHA, EVAL) in the way its mode says.
+/// then misbehaves on every lock command (SET, EVALSHA, EVAL) and on SUBSCRIBE (a waiter's
+/// subscriber connection) in the way its mode says.
 /// It reads RESP arrays of bulk strings however the bytes are split or pipelined, records
 /// every command, never closes a connection on its own, and stops with its destructor.
 class hostile_server {

@@ -1,0 +1,193 @@
+#include "client/release_watch.hpp"
+
+#include <algorithm>
+
+namespace redlock::detail {
+
+namespace {
+constexpr std::string_view release_prefix = "redlock:released:";
+}
+
+release_watch::release_watch(std::vector<node_address> addresses, link_factory make)
+    : addresses_(std::move(addresses))
+    , make_(std::move(make))
+    , links_(addresses_.size()) {}
+
+release_watch::~release_watch() {
+    shutdown();
+}
+
+std::string release_watch::keyspace_channel(std::size_t node, const std::string& key) const {
+    return "__keyspace@" + std::to_string(addresses_[node].db) + "__:" + key;
+}
+
+std::string_view release_watch::key_of(std::size_t node, std::string_view channel) const {
+    if (channel.starts_with(release_prefix)) {
+        return channel.substr(release_prefix.size());
+    }
+    const auto keyspace = "__keyspace@" + std::to_string(addresses_[node].db) + "__:";
+    if (channel.starts_with(keyspace)) {
+        return channel.substr(keyspace.size());
+    }
+    return {};
+}
+
+void release_watch::watch(const std::string& key, release_listener* waiter) {
+    if (!make_ || shut_down_) {
+        return;
+    }
+    auto& k = keys_[key];
+    if (k.nodes.empty()) {
+        k.nodes.assign(addresses_.size(), sub::none);
+        k.generation.assign(addresses_.size(), 0);
+    }
+    if (std::find(k.waiters.begin(), k.waiters.end(), waiter) == k.waiters.end()) {
+        k.waiters.push_back(waiter);
+    }
+    for (std::size_t node = 0; node < addresses_.size(); ++node) {
+        if (k.nodes[node] == sub::none) {
+            subscribe(key, k, node);
+        }
+    }
+}
+
+void release_watch::subscribe(const std::string& key, key_state& k, std::size_t node) {
+    if (!links_[node]) {
+        links_[node] = make_(node, *this);
+    }
+    k.nodes[node] = sub::pending;
+    k.generation[node] = ++generations_;
+    // The release channel carries the generation: its confirmation is what covers an
+    // attempt. The keyspace channel is best effort (notifications may be off anyway).
+    links_[node]->subscribe(std::string(release_prefix) + key, k.generation[node]);
+    links_[node]->subscribe(keyspace_channel(node, key), 0);
+}
+
+void release_watch::unwatch(const std::string& key, release_listener* waiter) {
+    const auto it = keys_.find(key);
+    if (it == keys_.end()) {
+        return;
+    }
+    auto& waiters = it->second.waiters;
+    waiters.erase(std::remove(waiters.begin(), waiters.end(), waiter), waiters.end());
+    if (!waiters.empty()) {
+        return;
+    }
+    for (std::size_t node = 0; node < addresses_.size(); ++node) {
+        if (it->second.nodes[node] != sub::none && links_[node] && !shut_down_) {
+            links_[node]->unsubscribe(std::string(release_prefix) + key);
+            links_[node]->unsubscribe(keyspace_channel(node, key));
+        }
+    }
+    keys_.erase(it);
+}
+
+void release_watch::released_here(const std::string& key) {
+    const auto it = keys_.find(key);
+    if (it == keys_.end()) {
+        return;
+    }
+    const auto waiters = it->second.waiters;
+    for (std::size_t i = 0; i < waiters.size(); ++i) {
+        for (std::size_t node = 0; node < addresses_.size(); ++node) {
+            waiters[i]->on_released(node, i);
+        }
+    }
+}
+
+void release_watch::granted(const std::string& key, const release_listener* winner) {
+    const auto it = keys_.find(key);
+    if (it == keys_.end()) {
+        return;
+    }
+    // A copy: a waiter told may unwatch.
+    const auto waiters = it->second.waiters;
+    for (auto* w : waiters) {
+        if (w != winner) {
+            w->on_local_grant();
+        }
+    }
+}
+
+bool release_watch::confirmed(const std::string& key, std::size_t node) const {
+    const auto it = keys_.find(key);
+    return it != keys_.end() && it->second.nodes[node] == sub::confirmed;
+}
+
+std::size_t release_watch::position(const std::string& key, const release_listener* waiter) const {
+    const auto it = keys_.find(key);
+    if (it == keys_.end()) {
+        return 0;
+    }
+    const auto& w = it->second.waiters;
+    return static_cast<std::size_t>(std::find(w.begin(), w.end(), waiter) - w.begin());
+}
+
+void release_watch::shutdown() {
+    if (shut_down_) {
+        return;
+    }
+    shut_down_ = true;
+    for (auto& link : links_) {
+        if (link) {
+            link->shutdown();
+        }
+    }
+}
+
+void release_watch::on_subscribed(std::size_t node, std::string_view channel,
+                                  std::uint64_t generation) {
+    const auto key = key_of(node, channel);
+    const auto it = keys_.find(std::string(key));
+    // A confirmation of an earlier SUBSCRIBE (unsubscribed since, or lost and sent again)
+    // says nothing about the one that counts now.
+    if (it == keys_.end() || it->second.generation[node] != generation ||
+        it->second.nodes[node] != sub::pending) {
+        return;
+    }
+    it->second.nodes[node] = sub::confirmed;
+    const auto waiters = it->second.waiters;
+    for (std::size_t i = 0; i < waiters.size(); ++i) {
+        waiters[i]->on_subscribed(node, i);
+    }
+}
+
+void release_watch::on_subscribe_failed(std::size_t node, std::uint64_t generation) {
+    for (auto& [key, k] : keys_) {
+        if (k.generation[node] == generation && k.nodes[node] == sub::pending) {
+            // Subscribed again by the waiter's next sleep (watch()).
+            k.nodes[node] = sub::none;
+        }
+    }
+}
+
+void release_watch::on_message(std::size_t node, std::string_view channel,
+                               std::string_view payload) {
+    const bool release = channel.starts_with(release_prefix);
+    if (!release && payload != "expired") {
+        return; // a keyspace event other than expiry: our own DEL was announced already
+    }
+    const auto it = keys_.find(std::string(key_of(node, channel)));
+    if (it == keys_.end()) {
+        return;
+    }
+    const auto waiters = it->second.waiters;
+    for (std::size_t i = 0; i < waiters.size(); ++i) {
+        waiters[i]->on_released(node, i);
+    }
+}
+
+void release_watch::on_subscriptions_lost(std::size_t node) {
+    for (auto& [key, k] : keys_) {
+        if (k.nodes[node] == sub::none) {
+            continue;
+        }
+        k.nodes[node] = sub::none;
+        const auto waiters = k.waiters;
+        for (auto* w : waiters) {
+            w->on_subscription_lost(node);
+        }
+    }
+}
+
+} // namespace redlock::detail

@@ -1,0 +1,94 @@
+#ifndef REDLOCK_SRC_CLIENT_RELEASE_WATCH_HPP
+#define REDLOCK_SRC_CLIENT_RELEASE_WATCH_HPP
+
+#include "transport/subscription_link.hpp"
+
+#include "redlock/node_address.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace redlock::detail {
+
+/// A waiter for a key: an acquire sleeping between attempts.
+class release_listener {
+public:
+    /// `position`: how many local waiters of the key have waited longer than this one.
+    virtual void on_released(std::size_t node, std::size_t position) = 0;
+    virtual void on_subscribed(std::size_t node, std::size_t position) = 0;
+    virtual void on_subscription_lost(std::size_t node) = 0;
+    /// Another local waiter of the key got it.
+    virtual void on_local_grant() = 0;
+
+protected:
+    ~release_listener() = default;
+};
+
+/// The client's handoff: one subscriber connection per node, made when the first waiter
+/// needs it, shared by every waiter of the client; per key, the channels
+/// `redlock:released:<key>` (release.lua publishes there) and `__keyspace@<db>__:<key>`
+/// (an "expired" there is a release too, where notify-keyspace-events has K and x) are
+/// subscribed while at least one waiter waits for the key, and unsubscribed after the last.
+/// Confined to the client's strand.
+class release_watch final : private subscription_events {
+public:
+    using link_factory =
+        std::function<std::unique_ptr<subscription_link>(std::size_t node, subscription_events&)>;
+
+    /// `make` may be empty: no notifications, every waiter sleeps its backoff out.
+    release_watch(std::vector<node_address> addresses, link_factory make);
+    ~release_watch();
+    release_watch(const release_watch&) = delete;
+    release_watch& operator=(const release_watch&) = delete;
+
+    /// Registers a waiter (once; later calls only subscribe again where a subscription was
+    /// lost). Confirmed subscriptions are reported to it through on_subscribed, posted by
+    /// the caller's own loop: see confirmed().
+    void watch(const std::string& key, release_listener* waiter);
+    void unwatch(const std::string& key, release_listener* waiter);
+    /// A release of `key` by this client was just queued on every node's connection: its
+    /// waiters are told as if every node had announced it.
+    void released_here(const std::string& key);
+    /// `winner` got `key`: the other local waiters are told.
+    void granted(const std::string& key, const release_listener* winner);
+    /// Whether some waiter waits for `key`.
+    bool watched(const std::string& key) const { return keys_.count(key) != 0; }
+    /// Whether the release channel of `key` is subscribed on `node` now.
+    bool confirmed(const std::string& key, std::size_t node) const;
+    std::size_t position(const std::string& key, const release_listener* waiter) const;
+    void shutdown();
+
+private:
+    enum class sub { none, pending, confirmed };
+    struct key_state {
+        std::vector<release_listener*> waiters; ///< in the order they started to wait
+        std::vector<sub> nodes;
+        std::vector<std::uint64_t> generation; ///< of the SUBSCRIBE in flight or in force
+    };
+
+    void subscribe(const std::string& key, key_state& k, std::size_t node);
+    std::string keyspace_channel(std::size_t node, const std::string& key) const;
+    /// The key a channel of ours is about, or empty.
+    std::string_view key_of(std::size_t node, std::string_view channel) const;
+
+    void on_subscribed(std::size_t node, std::string_view channel,
+                       std::uint64_t generation) override;
+    void on_subscribe_failed(std::size_t node, std::uint64_t generation) override;
+    void on_message(std::size_t node, std::string_view channel, std::string_view payload) override;
+    void on_subscriptions_lost(std::size_t node) override;
+
+    std::vector<node_address> addresses_;
+    link_factory make_;
+    std::vector<std::unique_ptr<subscription_link>> links_;
+    std::unordered_map<std::string, key_state> keys_;
+    std::uint64_t generations_ = 0;
+    bool shut_down_ = false;
+};
+
+} // namespace redlock::detail
+
+#endif

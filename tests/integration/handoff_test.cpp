@@ -1,0 +1,253 @@
+#include "support/fixture.hpp"
+#include "support/hostile_server.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+namespace redlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// How sleeping acquires woke.
+struct wake_counter final : metrics_observer {
+    std::atomic<std::uint64_t> by_release{0};
+    std::atomic<std::uint64_t> by_backoff{0};
+    void on_acquire_wake(bool early) override { ++(early ? by_release : by_backoff); }
+};
+
+/// The holders of one key as observed by the one process holding them all: from the grant's
+/// completion to the release's start. Exclusion is a property of these intervals, not of the
+/// return codes.
+struct holder_log {
+    std::mutex mutex;
+    std::vector<std::pair<clock_type::time_point, clock_type::time_point>> held;
+
+    /// Whether two intervals overlap.
+    bool overlapping() {
+        std::lock_guard guard(mutex);
+        auto sorted = held;
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t i = 1; i < sorted.size(); ++i) {
+            if (sorted[i].first < sorted[i - 1].second) {
+                return true;
+            }
+        }
+        return false;
+    }
+};
+
+/// Whether `node` (1-5) has no subscriber connection subscribed to anything.
+bool no_subscriptions(int node) {
+    inspector n(node);
+    return eventually([&] { return n.run({"CLIENT", "LIST", "TYPE", "pubsub"}).empty(); });
+}
+
+/// `waiters` loops on one client, each acquiring `key` (retrying after `backoff`), holding it
+/// for 200 us, releasing, and again, until `until`. Returns once every loop stopped.
+void hand_off(client& c, const std::string& key, int waiters, clock_type::time_point until,
+              std::chrono::milliseconds backoff, holder_log& log, std::atomic<int>& grants) {
+    constexpr auto hold = 200us;
+    lock_options o;
+    o.ttl = 10s;
+    o.retry.max_attempts = 0;
+    o.retry.wait_budget = 30s;
+    o.retry.backoff_initial = backoff;
+    o.retry.backoff_max = backoff;
+    std::promise<void> all_done;
+    std::atomic<int> running{waiters};
+    auto loop = std::make_shared<std::function<void()>>();
+    *loop = [&, o, loop_weak = std::weak_ptr(loop)] {
+        if (clock_type::now() >= until) {
+            if (--running == 0) {
+                all_done.set_value();
+            }
+            return;
+        }
+        c.async_acquire(key, o, [&, loop_weak](boost::system::error_code ec, acquire_result r) {
+            auto again = loop_weak.lock();
+            ASSERT_FALSE(ec) << ec.message();
+            const auto granted = clock_type::now();
+            ++grants;
+            std::this_thread::sleep_for(hold);
+            const auto released = clock_type::now();
+            {
+                std::lock_guard guard(log.mutex);
+                log.held.emplace_back(granted, released);
+            }
+            c.async_release(r.lock,
+                            [again](boost::system::error_code, release_result) { (*again)(); });
+        });
+    };
+    for (int w = 0; w < waiters; ++w) {
+        (*loop)();
+    }
+    all_done.get_future().wait();
+}
+
+TEST_F(nodes_test, sixteen_waiters_hand_one_key_over_by_notification) {
+    auto c = config();
+    auto wakes = std::make_shared<wake_counter>();
+    c.metrics = wakes;
+    holder_log log;
+    std::atomic<int> grants{0};
+    {
+        io_thread io;
+        client cl(io.executor(), c);
+        // A backoff so long that polling alone would grant at most 16 x 1.5 s / 250 ms = 96
+        // times.
+        hand_off(cl, "handoff", 16, clock_type::now() + 1500ms, 500ms, log, grants);
+    }
+    EXPECT_FALSE(log.overlapping());
+    EXPECT_GT(grants.load(), 300);
+    // Nearly every sleep ends with a release heard, not with the backoff running out.
+    EXPECT_GT(wakes->by_release.load(), 10 * wakes->by_backoff.load())
+        << wakes->by_release << " by release, " << wakes->by_backoff << " by backoff, " << grants
+        << " grants";
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, handoff_falls_back_to_backoff_when_subscribers_are_killed) {
+    auto c = config();
+    auto wakes = std::make_shared<wake_counter>();
+    c.metrics = wakes;
+    holder_log log;
+    std::atomic<int> grants{0};
+    std::atomic<bool> killing{true};
+    // Every subscriber connection killed again and again: notifications come rarely if ever.
+    std::thread killer([&] {
+        std::vector<std::unique_ptr<inspector>> nodes;
+        for (int n = 1; n <= 5; ++n) {
+            nodes.push_back(std::make_unique<inspector>(n));
+        }
+        while (killing) {
+            for (auto& n : nodes) {
+                n->run({"CLIENT", "KILL", "TYPE", "pubsub"});
+            }
+            std::this_thread::sleep_for(2ms);
+        }
+    });
+    {
+        io_thread io;
+        client cl(io.executor(), c);
+        hand_off(cl, "handoff-killed", 16, clock_type::now() + 1500ms, 20ms, log, grants);
+    }
+    killing = false;
+    killer.join();
+    EXPECT_FALSE(log.overlapping());
+    EXPECT_GT(grants.load(), 16);
+    EXPECT_GT(wakes->by_backoff.load(), 0u);
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, handoff_unsubscribes_when_no_one_waits) {
+    auto c = config();
+    io_thread io;
+    client cl(io.executor(), c);
+    holder_log log;
+    std::atomic<int> grants{0};
+    hand_off(cl, "handoff-idle", 4, clock_type::now() + 300ms, 20ms, log, grants);
+    // The subscriber connections stay (for the next waiter) but subscribe to nothing: a
+    // connection with no subscription left is no pub/sub client any more.
+    for (int n = 1; n <= 5; ++n) {
+        EXPECT_TRUE(no_subscriptions(n)) << "node " << n;
+    }
+}
+
+TEST_F(nodes_test, cancelled_and_closed_waiters_leave_no_subscription) {
+    auto c = config();
+    blocking_client holder(c);
+    std::error_code ec;
+    auto held = holder.acquire("handoff-held", options(), ec);
+    ASSERT_FALSE(ec);
+    io_thread io;
+    std::optional<client> waiting(std::in_place, io.executor(), c);
+    lock_options o;
+    o.retry.max_attempts = 0;
+    o.retry.wait_budget = 30s;
+    o.retry.backoff_initial = 1s;
+    o.retry.backoff_max = 1s;
+    boost::asio::cancellation_signal cancel;
+    std::promise<std::error_code> cancelled;
+    std::promise<std::error_code> closed;
+    boost::asio::post(io.executor(), [&] {
+        waiting->async_acquire("handoff-held", o,
+                               boost::asio::bind_cancellation_slot(
+                                   cancel.slot(), [&](boost::system::error_code e, acquire_result) {
+                                       cancelled.set_value(e);
+                                   }));
+        waiting->async_acquire("handoff-held", o, [&](boost::system::error_code e, acquire_result) {
+            closed.set_value(e);
+        });
+    });
+    // Both wait, subscribed on every node.
+    for (int n = 1; n <= 5; ++n) {
+        inspector node(n);
+        EXPECT_TRUE(eventually([&] {
+            return node.run({"CLIENT", "LIST", "TYPE", "pubsub"}).find("sub=2") !=
+                   std::string::npos;
+        }));
+    }
+    boost::asio::post(io.executor(),
+                      [&] { cancel.emit(boost::asio::cancellation_type::terminal); });
+    EXPECT_EQ(cancelled.get_future().get(), errc::cancelled);
+    waiting->close();
+    EXPECT_EQ(closed.get_future().get(), errc::cancelled);
+    waiting.reset();
+    for (int n = 1; n <= 5; ++n) {
+        EXPECT_TRUE(no_subscriptions(n)) << "node " << n;
+    }
+    holder.release(held.lock, ec);
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, a_hostile_node_on_the_subscriber_connection_costs_only_its_notifications) {
+    for (const auto m : hostile_server::all_modes) {
+        SCOPED_TRACE(std::string(hostile_server::name(m)));
+        hostile_server first(m);
+        hostile_server second(m);
+        auto c = config();
+        // Three real nodes hold the quorum; two impostors misbehave on every SET and SUBSCRIBE.
+        c.nodes.resize(3);
+        c.nodes.push_back(first.address());
+        c.nodes.push_back(second.address());
+        blocking_client holder(c);
+        std::error_code ec;
+        auto held = holder.acquire("handoff-hostile", options(), ec);
+        ASSERT_FALSE(ec) << ec.message();
+        blocking_client waiter(c);
+        lock_options o;
+        o.retry.max_attempts = 0;
+        o.retry.wait_budget = 10s;
+        o.retry.backoff_initial = 2s;
+        o.retry.backoff_max = 2s;
+        auto waited = std::async(std::launch::async, [&] {
+            std::error_code wait_ec;
+            auto got = waiter.acquire("handoff-hostile", o, wait_ec);
+            if (!wait_ec) {
+                waiter.release(got.lock, wait_ec);
+            }
+            return wait_ec;
+        });
+        EXPECT_TRUE(eventually([&] { return first.lock_commands() + second.lock_commands() > 4; }));
+        std::this_thread::sleep_for(100ms);
+        holder.release(held.lock, ec);
+        // Woken by the three real nodes' notifications, long before the 2 s backoff.
+        const auto released = clock_type::now();
+        ASSERT_EQ(waited.wait_for(5s), std::future_status::ready);
+        EXPECT_FALSE(waited.get());
+        EXPECT_LT(clock_type::now() - released, 1500ms);
+    }
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+} // namespace
+} // namespace redlock::test

@@ -1,0 +1,238 @@
+#include "core/acquire_fsm.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace std::chrono_literals;
+using redlock::lock_options;
+using redlock::node_outcome;
+using redlock::detail::acquire_action;
+using redlock::detail::acquire_fsm;
+using kind = acquire_action::kind;
+using clock_type = redlock::detail::clock;
+
+struct harness {
+    clock_type::time_point now{100s};
+    // Full jitter draws the largest sleep of 100 ms (early wakes have room before it), and
+    // the stagger's random part is 0.
+    std::uint64_t random = 100000;
+    lock_options options;
+
+    harness() {
+        options.retry.max_attempts = 0;
+        options.retry.backoff_initial = 100ms;
+        options.retry.backoff_max = 100ms;
+        options.retry.handoff_stagger = 500us;
+    }
+    acquire_fsm make() {
+        return acquire_fsm(5, options, [this] { return random; });
+    }
+};
+
+/// Attempt `attempt` refused by every node; returns the sleep that follows.
+acquire_action refused_everywhere(acquire_fsm& fsm, unsigned attempt, clock_type::time_point now) {
+    for (std::size_t n = 0; n < 2; ++n) {
+        fsm.on_set_reply(attempt, n, node_outcome::refused, now);
+    }
+    EXPECT_EQ(fsm.on_set_reply(attempt, 2, node_outcome::refused, now).what, kind::send_cleanup);
+    // Decided at the third refusal; the last two come in while their cleanups are awaited.
+    fsm.on_set_reply(attempt, 3, node_outcome::refused, now);
+    fsm.on_set_reply(attempt, 4, node_outcome::refused, now);
+    fsm.on_cleanup_sent(now);
+    fsm.on_cleanup_reply(attempt, 3, now);
+    return fsm.on_cleanup_reply(attempt, 4, now);
+}
+
+void subscribe_everywhere(acquire_fsm& fsm, clock_type::time_point now) {
+    for (std::size_t n = 0; n < 5; ++n) {
+        fsm.on_subscribed(n, 0, now);
+    }
+}
+
+/// Subscribed everywhere, then the first attempt refused everywhere: the sleep.
+acquire_action waiting(acquire_fsm& fsm, clock_type::time_point now) {
+    subscribe_everywhere(fsm, now);
+    fsm.start(now);
+    return refused_everywhere(fsm, 1, now);
+}
+
+TEST(acquire_fsm_handoff, wakes_once_a_quorum_of_refusing_nodes_announced_a_release) {
+    harness h;
+    auto fsm = h.make();
+    const auto sleep = waiting(fsm, h.now);
+    ASSERT_EQ(sleep.what, kind::sleep);
+    // Covered by subscriptions: the backoff is a fallback, drawn from its upper half.
+    EXPECT_GE(sleep.at, h.now + 50ms);
+    EXPECT_LE(sleep.at, h.now + 100ms);
+    h.now += 10ms;
+    EXPECT_EQ(fsm.on_released(0, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_released(1, 0, h.now).what, kind::wait);
+    const auto early = fsm.on_released(2, 0, h.now);
+    ASSERT_EQ(early.what, kind::sleep);
+    // Oldest waiter: only the random part of one stagger.
+    EXPECT_GE(early.at, h.now);
+    EXPECT_LT(early.at, h.now + 500us);
+    EXPECT_TRUE(fsm.waking_early());
+    // Further announcements do not move it.
+    EXPECT_EQ(fsm.on_released(3, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_wake(early.at).what, kind::send_set);
+    EXPECT_EQ(fsm.attempt(), 2u);
+}
+
+TEST(acquire_fsm_handoff, nodes_that_did_not_refuse_count_as_possibly_free) {
+    harness h;
+    auto fsm = h.make();
+    subscribe_everywhere(fsm, h.now);
+    fsm.start(h.now);
+    for (std::size_t n = 0; n < 3; ++n) {
+        fsm.on_set_reply(1, n, node_outcome::refused, h.now);
+    }
+    // Nodes 3, 4 silent (contention is decided by 3 refusals): both count as free.
+    fsm.on_cleanup_sent(h.now);
+    fsm.on_cleanup_reply(1, 3, h.now);
+    ASSERT_EQ(fsm.on_cleanup_reply(1, 4, h.now).what, kind::sleep);
+    // The failed nodes alone do not wake it: no release was heard.
+    EXPECT_FALSE(fsm.waking_early());
+    EXPECT_EQ(fsm.on_released(0, 0, h.now).what, kind::sleep);
+}
+
+TEST(acquire_fsm_handoff, an_attempt_decided_by_its_deadline_also_wakes_on_release) {
+    harness h;
+    auto fsm = h.make();
+    subscribe_everywhere(fsm, h.now);
+    fsm.start(h.now);
+    fsm.on_set_reply(1, 0, node_outcome::refused, h.now);
+    fsm.on_set_reply(1, 1, node_outcome::refused, h.now);
+    // Two refusals and a failure, nodes 2 and 4 silent: quorum_unreachable, not contention.
+    ASSERT_EQ(fsm.on_set_reply(1, 3, node_outcome::failed, h.now).what, kind::send_cleanup);
+    fsm.on_cleanup_sent(h.now);
+    fsm.on_cleanup_reply(1, 2, h.now);
+    ASSERT_EQ(fsm.on_cleanup_reply(1, 4, h.now).what, kind::sleep);
+    // Nodes 2, 3, 4 did not refuse; one announced release from a refusing node is evidence.
+    EXPECT_EQ(fsm.on_released(0, 0, h.now + 10ms).what, kind::sleep);
+}
+
+TEST(acquire_fsm_handoff, later_waiters_are_staggered) {
+    harness h;
+    auto fsm = h.make();
+    waiting(fsm, h.now);
+    fsm.on_released(0, 3, h.now);
+    fsm.on_released(1, 3, h.now);
+    const auto early = fsm.on_released(2, 3, h.now);
+    ASSERT_EQ(early.what, kind::sleep);
+    EXPECT_GE(early.at, h.now + 1500us);
+    EXPECT_LT(early.at, h.now + 2000us);
+}
+
+TEST(acquire_fsm_handoff, a_local_grant_puts_the_early_wake_back_to_the_backoff) {
+    harness h;
+    auto fsm = h.make();
+    const auto sleep = waiting(fsm, h.now);
+    for (std::size_t n = 0; n < 3; ++n) {
+        fsm.on_released(n, 2, h.now);
+    }
+    ASSERT_TRUE(fsm.waking_early());
+    const auto back = fsm.on_local_grant();
+    ASSERT_EQ(back.what, kind::sleep);
+    EXPECT_EQ(back.at, sleep.at);
+    EXPECT_FALSE(fsm.waking_early());
+    // The releases heard before are used up: a quorum of new ones is needed.
+    EXPECT_EQ(fsm.on_released(0, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_released(1, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_released(2, 0, h.now).what, kind::sleep);
+}
+
+TEST(acquire_fsm_handoff, a_subscription_confirmed_after_the_attempt_counts_as_a_release) {
+    // The release may have come between the refusal and the subscription: unheard.
+    harness h;
+    auto fsm = h.make();
+    fsm.start(h.now);
+    const auto sleep = refused_everywhere(fsm, 1, h.now);
+    ASSERT_EQ(sleep.what, kind::sleep);
+    EXPECT_EQ(fsm.on_subscribed(0, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_subscribed(1, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_subscribed(2, 0, h.now).what, kind::sleep);
+    // The next attempt is covered: its refusals need real announcements.
+    fsm.on_wake(h.now + 1ms);
+    fsm.on_subscribed(3, 0, h.now); // confirmed during the attempt: still uncovered
+    refused_everywhere(fsm, 2, h.now + 1ms);
+    EXPECT_FALSE(fsm.waking_early());
+    EXPECT_EQ(fsm.on_released(0, 0, h.now).what, kind::wait);
+    // Node 3 was not covered when attempt 2 went out and is subscribed now: 0, 3 and 1.
+    EXPECT_EQ(fsm.on_released(1, 0, h.now).what, kind::sleep);
+}
+
+TEST(acquire_fsm_handoff, an_announcement_overtaking_the_refusal_is_kept) {
+    harness h;
+    auto fsm = h.make();
+    subscribe_everywhere(fsm, h.now);
+    fsm.start(h.now);
+    for (std::size_t n = 0; n < 3; ++n) {
+        fsm.on_released(n, 0, h.now);
+    }
+    const auto sleep = refused_everywhere(fsm, 1, h.now);
+    ASSERT_EQ(sleep.what, kind::sleep);
+    EXPECT_LT(sleep.at, h.now + 500us);
+    EXPECT_TRUE(fsm.waking_early());
+}
+
+TEST(acquire_fsm_handoff, a_lost_subscription_leaves_the_backoff_in_charge) {
+    harness h;
+    auto fsm = h.make();
+    const auto sleep = waiting(fsm, h.now);
+    fsm.on_subscription_lost(0);
+    fsm.on_subscription_lost(1);
+    fsm.on_subscription_lost(2);
+    EXPECT_EQ(fsm.on_released(3, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_released(4, 0, h.now).what, kind::wait);
+    EXPECT_FALSE(fsm.waking_early());
+    EXPECT_EQ(fsm.on_wake(sleep.at).what, kind::send_set);
+}
+
+TEST(acquire_fsm_handoff, never_later_than_the_backoff) {
+    harness h;
+    h.options.retry.backoff_initial = 1ms;
+    h.options.retry.backoff_max = 1ms;
+    auto fsm = h.make();
+    const auto sleep = waiting(fsm, h.now);
+    for (std::size_t n = 0; n < 3; ++n) {
+        // Position 10: ten staggers would be past the backoff's wake.
+        EXPECT_EQ(fsm.on_released(n, 10, h.now).what, kind::wait);
+    }
+    EXPECT_EQ(fsm.on_wake(sleep.at).what, kind::send_set);
+}
+
+TEST(acquire_fsm_handoff, without_subscriptions_the_backoff_keeps_its_full_jitter) {
+    harness h;
+    h.random = 30000; // 30 ms of the 100 ms ceiling
+    auto fsm = h.make();
+    fsm.start(h.now);
+    const auto sleep = refused_everywhere(fsm, 1, h.now);
+    EXPECT_EQ(sleep.at, h.now + 30ms);
+}
+
+TEST(acquire_fsm_handoff, off_when_not_wanted) {
+    harness h;
+    h.options.retry.wake_on_release = false;
+    auto fsm = h.make();
+    waiting(fsm, h.now);
+    for (std::size_t n = 0; n < 5; ++n) {
+        EXPECT_EQ(fsm.on_released(n, 0, h.now).what, kind::wait);
+    }
+}
+
+TEST(acquire_fsm_handoff, announcements_after_the_end_change_nothing) {
+    harness h;
+    auto fsm = h.make();
+    fsm.start(h.now);
+    for (std::size_t n = 0; n < 3; ++n) {
+        fsm.on_set_reply(1, n, node_outcome::granted, h.now);
+    }
+    ASSERT_TRUE(fsm.finished());
+    EXPECT_EQ(fsm.on_released(0, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_subscribed(0, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_local_grant().what, kind::wait);
+}
+
+} // namespace
