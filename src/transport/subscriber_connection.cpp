@@ -84,19 +84,11 @@ bool subscriber_connection::on_push(const redisReply& r) {
 }
 
 void subscriber_connection::subscribe(const std::string& channel, std::uint64_t generation) {
-    command cmd;
-    cmd.args[0] = "SUBSCRIBE";
-    cmd.args[1] = channel;
-    cmd.count = 2;
-    connection_->send(cmd, replies_, generation);
+    connection_->send(command{{"SUBSCRIBE", channel}}, replies_, generation);
 }
 
 void subscriber_connection::unsubscribe(const std::string& channel) {
-    command cmd;
-    cmd.args[0] = "UNSUBSCRIBE";
-    cmd.args[1] = channel;
-    cmd.count = 2;
-    connection_->send(cmd, replies_, 0);
+    connection_->send(command{{"UNSUBSCRIBE", channel}}, replies_, 0);
 }
 
 void subscriber_connection::shutdown() {

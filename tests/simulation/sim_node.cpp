@@ -852,6 +852,27 @@ sim_node::reply sim_node::force_release(const std::vector<std::string>& keys) {
     return integer(deleted);
 }
 
+void sim_node::subscribe(const std::string& channel, std::uint64_t subscriber, message_sink sink) {
+    channels_[channel][subscriber] = std::move(sink);
+}
+
+void sim_node::unsubscribe(const std::string& channel, std::uint64_t subscriber) {
+    const auto it = channels_.find(channel);
+    if (it != channels_.end()) {
+        it->second.erase(subscriber);
+        if (it->second.empty()) {
+            channels_.erase(it);
+        }
+    }
+}
+
+void sim_node::unsubscribe_all(std::uint64_t subscriber) {
+    for (auto it = channels_.begin(); it != channels_.end();) {
+        it->second.erase(subscriber);
+        it = it->second.empty() ? channels_.erase(it) : std::next(it);
+    }
+}
+
 void sim_node::crash() {
     if (!up_) {
         return;
