@@ -70,6 +70,57 @@ TEST_F(nodes_test, cli_acquire_status_extend_release_for_shell_scripts) {
     EXPECT_EQ(cli("extend cli:job " + token).status, 79) << "nothing left to extend";
 }
 
+TEST_F(nodes_test, cli_takes_several_keys_readers_and_permits_with_runs_exit_codes) {
+    const auto exists = [](const std::string& key) {
+        return inspector(1).run({"EXISTS", key}) == "1";
+    };
+    // Several keys, all or nothing: one of them held makes the whole set busy (75).
+    const auto b = trim(cli("acquire -t 20s cli:b").out);
+    EXPECT_EQ(cli("run cli:a cli:b -- true").status, 75);
+    EXPECT_FALSE(exists("cli:a")) << "nothing taken where the set was refused";
+    EXPECT_EQ(cli("release cli:b " + b).status, 0);
+    const auto both = cli("run cli:b cli:a -- sh -c 'printf \"%s|%s\" \"$REDLOCK_KEY\" "
+                          "\"$REDLOCK_KEYS\"'");
+    EXPECT_EQ(both.status, 0);
+    EXPECT_EQ(both.out, "cli:a|cli:a\ncli:b") << "canonical order";
+    EXPECT_EQ(cli("run cli:a cli:a -- true").status, 64) << "a key given twice";
+
+    // Readers share, the writer waits; a reader's token is released like any other.
+    const auto reader = trim(cli("acquire --shared -t 20s cli:rw").out);
+    ASSERT_FALSE(reader.empty());
+    EXPECT_EQ(cli("run --shared cli:rw -- true").status, 0) << "a second reader";
+    EXPECT_EQ(cli("run cli:rw -- true").status, 75) << "the writer, no --wait";
+    auto shown = cli("status cli:rw " + reader);
+    EXPECT_EQ(shown.status, 0) << shown.out;
+    EXPECT_NE(shown.out.find("readers 1"), std::string::npos) << shown.out;
+    EXPECT_EQ(cli("extend --shared -t 30s cli:rw " + reader).status, 0);
+    EXPECT_EQ(cli("extend -t 30s cli:rw " + reader).status, 79) << "extend needs the mode";
+    EXPECT_EQ(cli("release cli:rw " + reader).status, 0);
+    EXPECT_EQ(cli("run cli:rw -- true").status, 0) << "the writer, once the reader left";
+
+    // A semaphore of 2: two holders, a third is busy; another count is a usage error.
+    const auto first = trim(cli("acquire --permits 2 -t 20s cli:sem").out);
+    const auto second = trim(cli("acquire --permits 2 -t 20s cli:sem").out);
+    EXPECT_FALSE(first.empty());
+    EXPECT_FALSE(second.empty());
+    EXPECT_EQ(cli("run --permits 2 cli:sem -- true").status, 75);
+    EXPECT_EQ(cli("run --permits 3 cli:sem -- true").status, 64) << "count mismatch";
+    EXPECT_EQ(cli("run cli:sem -- true").status, 75) << "an exclusive lock waits for them";
+    shown = cli("status cli:sem");
+    EXPECT_NE(shown.out.find("permits 2 of 2"), std::string::npos) << shown.out;
+
+    // Forced: asks on a terminal, needs --yes elsewhere (here stdin is no terminal).
+    EXPECT_EQ(cli("release --force cli:sem < /dev/null").status, 64);
+    EXPECT_TRUE(exists("cli:sem")) << "nothing deleted unconfirmed";
+    inspector(1).run({"RPUSH", "cli:list", "x"});
+    EXPECT_EQ(cli("release --force --yes cli:sem cli:list").status, 0);
+    EXPECT_FALSE(exists("cli:sem"));
+    EXPECT_TRUE(exists("cli:list")) << "no lock: left alone";
+    inspector(1).run({"DEL", "cli:list"});
+    EXPECT_EQ(cli("run --permits 2 cli:sem -- true").status, 0);
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
 TEST_F(nodes_test, cli_bad_usage_and_unreachable_nodes) {
     EXPECT_EQ(cli("").status, 64);
     EXPECT_EQ(cli("acquire").status, 64);

@@ -4,10 +4,12 @@
 // the lock-protected counters may be lost.
 #include "support/fixture.hpp"
 #include "support/history.hpp"
+#include "support/nemesis.hpp"
 #include "support/proxied_nodes.hpp"
 
 #include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 #include <random>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -41,86 +43,6 @@ pid_t spawn(const std::vector<std::string>& args) {
     return pid;
 }
 
-/// Faults, one at a time or two at once, never more than two nodes out: the lock must stay
-/// available as well as safe.
-class nemesis {
-public:
-    nemesis(proxied_nodes& nodes, unsigned seed)
-        : nodes_(nodes)
-        , random_(seed) {}
-
-    /// Injects faults until `until`, then heals everything.
-    void run(clock_type::time_point until) {
-        std::uniform_int_distribution<int> node(1, 5), action(0, 5), hold(100, 400);
-        while (clock_type::now() < until) {
-            const int first = node(random_);
-            int second = node(random_);
-            while (second == first) {
-                second = node(random_);
-            }
-            inject(action(random_), first);
-            if (action(random_) < 2) {
-                inject(action(random_), second);
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(hold(random_)));
-            heal();
-            std::this_thread::sleep_for(std::chrono::milliseconds(hold(random_)));
-        }
-        heal();
-    }
-
-    int faults() const { return faults_; }
-
-private:
-    void inject(int action, int node) {
-        ++faults_;
-        switch (action) {
-        case 0:
-            topology::pause(node);
-            paused_.push_back(node);
-            return;
-        case 1:
-            topology::restart(node); // kill -9, back empty: the quarantine must hold
-            return;
-        case 2:
-            nodes_.proxy(node).set_mode(fault_proxy::mode::drop_replies);
-            cut_off_.push_back(node);
-            return;
-        case 3:
-            nodes_.proxy(node).set_latency(80ms);
-            slowed_.push_back(node);
-            return;
-        case 4:
-            nodes_.proxy(node).reset_connections();
-            return;
-        default:
-            nodes_.partition(node);
-            cut_off_.push_back(node);
-            return;
-        }
-    }
-
-    void heal() {
-        for (int node : paused_) {
-            topology::resume(node);
-        }
-        paused_.clear();
-        for (int node : slowed_) {
-            nodes_.proxy(node).set_latency(0ms);
-        }
-        slowed_.clear();
-        for (int node : cut_off_) {
-            nodes_.heal(node);
-        }
-        cut_off_.clear();
-    }
-
-    proxied_nodes& nodes_;
-    std::mt19937 random_;
-    std::vector<int> paused_, slowed_, cut_off_;
-    int faults_ = 0;
-};
-
 TEST(history_checker, finds_overlaps_per_key_and_only_those) {
     const std::vector<grant_record> history{
         {"a", 100, 200, true}, {"b", 150, 400, true}, {"a", 200, 300, true}, // back to back
@@ -133,7 +55,10 @@ TEST(history_checker, finds_overlaps_per_key_and_only_those) {
 }
 
 TEST_F(nodes_test, history_of_threads_and_processes_under_a_nemesis_has_no_overlap) {
-    const auto dir = std::filesystem::path(::testing::TempDir()) / "redlock-history";
+    // Per process: other checkouts on the machine run this test too, and the counters are
+    // what it judges.
+    const auto dir = std::filesystem::path(::testing::TempDir()) /
+                     ("redlock-history-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     proxied_nodes nodes(5);
@@ -196,6 +121,7 @@ TEST_F(nodes_test, history_of_threads_and_processes_under_a_nemesis_has_no_overl
                 "injected, %zu overlaps, %lld keys left, %llu acquires given up here\n",
                 history.size(), increments, chaos.faults(), overlaps.size(), keys_everywhere(),
                 static_cast<unsigned long long>(here.failures));
+    std::filesystem::remove_all(dir);
 }
 
 } // namespace
