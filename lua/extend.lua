@@ -36,7 +36,7 @@ end
 
 -- A holder's deadline, or nil for a value that is not one (then it counts as expired).
 local function deadline(value)
-    if type(value) == 'string' and string.match(value, '^[0-9]+$') then
+    if type(value) == 'string' and #value <= 15 and string.match(value, '^[0-9]+$') then
         return tonumber(value)
     end
     return nil
@@ -80,7 +80,7 @@ local function permit_free(key)
         if field ~= 'mode' and field ~= 'writer_waiting' then
             local d = deadline(flat[i + 1])
             if d and d > now_ms() then
-                if string.match(field, '/([0-9]+)$') == slot then
+                if tonumber(string.match(field, '/([0-9]+)$') or '') == tonumber(slot) then
                     return false
                 end
                 count = count + 1

@@ -35,7 +35,7 @@ local function holds(key)
         return false
     end
     local d = redis.call('HGET', key, token)
-    if not (d and string.match(d, '^[0-9]+$')) then
+    if not (d and #d <= 15 and string.match(d, '^[0-9]+$')) then
         return false
     end
     local now = redis.call('TIME')

@@ -42,7 +42,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 -- A holder's deadline, or nil for a value that is not one (then it counts as expired).
 local function deadline(value)
-    if type(value) == 'string' and string.match(value, '^[0-9]+$') then
+    if type(value) == 'string' and #value <= 15 and string.match(value, '^[0-9]+$') then
         return tonumber(value)
     end
     return nil
@@ -105,7 +105,8 @@ if type_of == 'hash' then
             else
                 holders = holders + 1
                 latest = math.max(latest, d)
-                if slot and string.match(field, '/([0-9]+)$') == slot then
+                -- As numbers: '01' and '1' are one slot.
+                if slot and tonumber(string.match(field, '/([0-9]+)$') or '') == tonumber(slot) then
                     taken = true
                 end
             end

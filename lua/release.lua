@@ -26,7 +26,7 @@ end
 
 -- A holder's deadline, or nil for a value that is not one (then it counts as expired).
 local function deadline(value)
-    if type(value) == 'string' and string.match(value, '^[0-9]+$') then
+    if type(value) == 'string' and #value <= 15 and string.match(value, '^[0-9]+$') then
         return tonumber(value)
     end
     return nil

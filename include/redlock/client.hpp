@@ -192,8 +192,9 @@ public:
     }
 
     /// For operators: deletes the lock state of every key of `keys` on every node, whatever
-    /// token holds it (an exclusive holder, readers, a semaphore's holders), never a value
-    /// that is no lock of this library, never the fencing counters. DANGEROUS: the holders
+    /// token holds it (an exclusive holder, readers, a semaphore's holders): a string with an
+    /// expiry, or a hash with a lock's `mode` field, whatever else it is; never another type,
+    /// a string without expiry, or a fencing counter. Name only lock keys. DANGEROUS: the holders
     /// are not told and go on as if they held the lock, so a new holder can overlap with
     /// them; use it only when the holder is known to be gone (`redlock release --force`).
     /// Waits for every node up to `timeout`. `release_result::released` counts the nodes

@@ -15,8 +15,9 @@ namespace redlock {
 inline constexpr std::size_t max_key_size = 1024;
 /// Most keys one lock may take at once (client::async_acquire over a set of keys).
 inline constexpr std::size_t max_keys_per_lock = 64;
-/// Largest permit count of a semaphore (lock_mode::permit).
-inline constexpr unsigned max_permits = 100000;
+/// Largest permit count of a semaphore (lock_mode::permit): every script that changes the
+/// key's holders reads all of them, so the node is busy in proportion.
+inline constexpr unsigned max_permits = 1000;
 /// Bounds of client_config::max_reply_size: INFO server must fit, and hiredis counts
 /// lengths in int.
 inline constexpr std::size_t smallest_reply_bound = 16 * 1024;

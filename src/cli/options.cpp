@@ -837,6 +837,14 @@ lock_options to_lock_options(const options& o) {
     } else if (o.permits != 0) {
         l.mode = lock_mode::permit;
         l.permits = o.permits;
+        if (o.wait.count() == 0 && o.retries == 0) {
+            // Each attempt asks for one slot (docs/safety.md): "busy" must mean that every
+            // permit is taken, not that the first slot tried was. Up to 16 slots in quick
+            // succession, at most a few milliseconds apart.
+            l.retry.max_attempts = std::min(o.permits, 16U);
+            l.retry.backoff_initial = std::chrono::milliseconds(0);
+            l.retry.backoff_max = std::chrono::milliseconds(2);
+        }
     }
     return l;
 }

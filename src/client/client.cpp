@@ -52,6 +52,11 @@ std::string check_held(const lock& held) {
     if (!held.held()) {
         return "the lock is not held (default-constructed or from a failed acquire)";
     }
+    // The names of a lock hash's own fields (docs/api.md, "The lock family"): as a token,
+    // such a "holder" would release or extend the hash's mode or a writer's mark.
+    if (held.token() == "mode" || held.token() == "writer_waiting") {
+        return "\"" + held.token() + "\" is no token: the lock state uses that name";
+    }
     if (auto why = detail::check_lock_options(held.options()); !why.empty()) {
         return why;
     }

@@ -24,9 +24,10 @@ std::error_code failure_cause(std::error_code decided, const std::vector<node_vo
             ++mismatched;
         }
     }
-    // A node holding another kind of lock under the key answers so for as long as that
-    // lock lives: a usage error, which waiting or retrying does not mend.
-    if (mismatched > 0) {
+    // A majority holding another kind of lock under the key answers so for as long as that
+    // lock lives: a usage error, which waiting or retrying does not mend. (One node alone
+    // saying so is one node's view, reported in its vote.)
+    if (mismatched >= tally::quorum_of(votes.size())) {
         return make_error_code(errc::lock_mismatch);
     }
     if (quarantined > 0 && granted + quarantined >= tally::quorum_of(votes.size())) {

@@ -12,7 +12,7 @@ namespace redlock::detail {
 /// that a quorum missed only because nodes in restart quarantine may not vote yet (they and
 /// the nodes that granted are a majority) is errc::nodes_quarantined: the
 /// caller learns that waiting, not fixing a node, is what helps; and a quorum missed while
-/// a node reported errc::lock_mismatch is that usage error. Changes only the report; the
+/// a majority reported errc::lock_mismatch is that usage error. Changes only the report; the
 /// round failed either way.
 std::error_code failure_cause(std::error_code decided, const std::vector<node_vote>& votes);
 

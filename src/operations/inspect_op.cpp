@@ -182,8 +182,10 @@ void inspect_op::read_time(const node_reply& reply, std::size_t node) {
     const auto* r = reply.reply;
     std::int64_t seconds = 0;
     std::int64_t micros = 0;
+    // Bounded, so that no arithmetic on them can overflow whatever a node sends.
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !decimal(r->element[0], seconds) ||
-        !decimal(r->element[1], micros)) {
+        !decimal(r->element[1], micros) || seconds < 0 || seconds > 100'000'000'000 || micros < 0 ||
+        micros >= 1'000'000) {
         time_failure_[node] = "unexpected reply to TIME";
         return;
     }
@@ -237,7 +239,8 @@ void inspect_op::read_holders(std::size_t node) {
         if (field == "mode") {
             continue;
         }
-        if (!decimal(value, deadline)) {
+        // As the scripts read them: up to 15 digits, anything else is no deadline of ours.
+        if (value.size() > 15 || !decimal(value, deadline) || deadline < 0) {
             mismatch("holder " + field + " has no deadline but \"" + value + "\"");
             return;
         }

@@ -231,7 +231,8 @@ TEST(cli_command_line, help_of_a_subcommand_lists_its_options) {
                                                  std::vector<std::string>{tool, "run", "--help"}}) {
         child_process help(args);
         EXPECT_EQ(help.wait(5s), 0);
-        EXPECT_NE(help.out().find("usage: redlock run [options] KEY... -- COMMAND"), std::string::npos)
+        EXPECT_NE(help.out().find("usage: redlock run [options] KEY... -- COMMAND"),
+                  std::string::npos)
             << help.out();
         EXPECT_NE(help.out().find("--grace DUR"), std::string::npos) << help.out();
         EXPECT_EQ(help.out().find("--buyers"), std::string::npos) << "demo's, not run's";

@@ -135,10 +135,9 @@ std::vector<std::string> breaches(const std::vector<held_interval>& held) {
                 const auto& b = *list[j];
                 const bool together = a.mode == b.mode && a.mode != lock_mode::exclusive;
                 if (!together && a.from < b.to && b.from < a.to) {
-                    found.push_back(key + ": a holder of mode " +
-                                    std::to_string(static_cast<int>(a.mode)) +
-                                    " overlaps one of mode " +
-                                    std::to_string(static_cast<int>(b.mode)));
+                    found.push_back(
+                        key + ": a holder of mode " + std::to_string(static_cast<int>(a.mode)) +
+                        " overlaps one of mode " + std::to_string(static_cast<int>(b.mode)));
                 }
             }
         }
@@ -192,7 +191,7 @@ TEST_F(nodes_test, the_lock_family_keeps_its_rules_under_a_nemesis_and_leaves_no
     std::thread chaos_thread;
     nemesis chaos(nodes, 20261203);
     chaos_thread = std::thread([&] { chaos.run(clock_type::now() + 5500ms); });
-    const auto run = run_family(nodes.addresses(), 6s, ttl, 6);
+    auto run = run_family(nodes.addresses(), 6s, ttl, 6);
     chaos_thread.join();
     const auto found = breaches(run.held);
     EXPECT_TRUE(found.empty()) << found.size() << " breaches, first: " << found.front();

@@ -9,11 +9,11 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 #include <random>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 extern char** environ;
 

@@ -25,12 +25,14 @@ using detail::holders_acquire_script;
 using detail::release_script;
 using detail::writer_waiting_script;
 
-/// A token as the library makes them: 32 lowercase hex characters.
+/// A token as the library makes them: 32 lowercase hex characters, then, as a semaphore's
+/// holder's token ends, its slot: holders 1, 3, 5... take slot 0, holders 2, 4... slot 1 (a
+/// string or a reader carries it as part of an opaque token).
 std::string token(int i) {
     std::string t = "0123456789abcdef0123456789abcdef";
     t[0] = "0123456789abcdef"[i % 16];
     t[1] = "0123456789abcdef"[(i / 16) % 16];
-    return t;
+    return t + "/" + std::to_string((i + 1) % 2);
 }
 
 class scripts_test : public ::testing::Test {
@@ -320,6 +322,27 @@ TEST_F(scripts_test, permits_count_unexpired_holders_and_expired_ones_are_purged
     EXPECT_TRUE(node.eval(release_script, {k}, {token(2)}).is_integer(1));
     EXPECT_TRUE(permit(k, 4, "2").is_integer(1));
     EXPECT_TRUE(permit(k, 5, "2").is_nil());
+}
+
+TEST_F(scripts_test, a_permit_takes_the_slot_its_token_names_and_only_a_free_one) {
+    const auto k = key("k");
+    const std::string base = "00112233445566778899aabbccddeeff";
+    EXPECT_TRUE(node.eval(holders_acquire_script, {k}, {base + "a/2", "10000", "3"}).is_integer(1));
+    EXPECT_TRUE(node.eval(holders_acquire_script, {k}, {base + "b/2", "10000", "3"}).is_nil())
+        << "slot 2 is held, though a permit is free: two holders of one slot never both get a "
+           "quorum, which is what keeps holders at most N";
+    EXPECT_TRUE(node.eval(holders_acquire_script, {k}, {base + "b/02", "10000", "3"}).is_nil())
+        << "the same slot written otherwise";
+    EXPECT_TRUE(node.eval(holders_acquire_script, {k}, {base + "c/0", "10000", "3"}).is_integer(1));
+    for (const auto* bad : {"d/3", "e", "f/", "g/-1", "h/x", "i/00000001"}) {
+        EXPECT_TRUE(
+            error_starting(node.eval(holders_acquire_script, {k}, {base + bad, "10000", "3"}),
+                           "ERR holders_acquire.lua: a permit token ends in /SLOT"))
+            << bad;
+    }
+    EXPECT_TRUE(node.eval(extend_script, {k}, {base + "b/2", "10000", "1", "3"}).is_integer(0))
+        << "re-created only into a free slot";
+    EXPECT_TRUE(node.eval(extend_script, {k}, {base + "b/1", "10000", "1", "3"}).is_integer(1));
 }
 
 TEST_F(scripts_test, the_key_disappears_with_its_last_holder) {

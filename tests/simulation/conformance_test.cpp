@@ -50,8 +50,11 @@ sequence make_sequence(std::uint64_t seed, const std::string& prefix) {
     auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
     const std::vector<std::string> locks{prefix + "a", prefix + "b", prefix + "c"};
     std::vector<std::string> tokens;
-    for (char c : std::string("0123")) {
-        tokens.emplace_back(32, c);
+    // A semaphore's holder's token ends in its slot: two of them share slot 0, so that a slot
+    // taken refuses while a permit is free; one names a slot past 2 permits (an error).
+    const std::vector<std::string> slots{"/0", "/1", "/0", "/2"};
+    for (std::size_t i = 0; i < 4; ++i) {
+        tokens.push_back(std::string(32, "0123"[i]) + slots[i]);
     }
     const std::vector<std::string> ttls{"150", "250", "450"};
     const std::vector<std::string> kinds{"", "shared", "2", "3"};
@@ -180,7 +183,7 @@ std::string normal(const resp_value& v, op::shape shape, long long start_ms) {
             const auto& field = v.elements[i].text;
             const auto& value = v.elements[i + 1].text;
             // A holder (a token's field) or the writer's mark: a deadline on the node's clock.
-            const bool deadline = (field.size() == 32 || field == "writer_waiting") &&
+            const bool deadline = (field.size() >= 32 || field == "writer_waiting") &&
                                   !value.empty() && value.size() <= 18 &&
                                   value.find_first_not_of("0123456789") == std::string::npos;
             fields[field] =
@@ -188,7 +191,8 @@ std::string normal(const resp_value& v, op::shape shape, long long start_ms) {
         }
         std::string out = "{";
         for (const auto& [f, value] : fields) {
-            out += f.substr(0, 8) + ": " + value + ", ";
+            out += (f.size() > 32 ? f.substr(0, 8) + f.substr(32) : f.substr(0, 8)) + ": " + value +
+                   ", ";
         }
         return out + "}";
     }

@@ -111,7 +111,8 @@ bool permit_count(std::string_view s) {
 /// A holder's deadline as the scripts read it (a Lua number), or none for a value that is
 /// not one: then the holder counts as expired.
 std::optional<double> deadline(std::string_view v) {
-    if (v.empty() ||
+    // Longer is no deadline of ours (and would overflow PEXPIREAT): counted as expired.
+    if (v.empty() || v.size() > 15 ||
         !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
         return std::nullopt;
     }

@@ -81,6 +81,10 @@ TEST(failure_cause, a_node_holding_another_kind_of_lock_makes_it_a_usage_error) 
                             {refused, refused, refused, mismatch, granted}),
               errc::contention)
         << "a refused majority is contention whatever the rest says";
+    EXPECT_EQ(failure_cause(make_error_code(errc::quorum_unreachable),
+                            {mismatch, timed_out, timed_out, server_error, granted}),
+              errc::quorum_unreachable)
+        << "one node's mismatch is its own view";
 }
 
 } // namespace
