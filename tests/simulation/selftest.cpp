@@ -84,14 +84,14 @@ TEST(SimNode, HoldersExpireOnTheNodesClockAndReleasesArePublished) {
     n.on_publish = [&](const std::string& channel) { published.push_back(channel); };
     const std::string holders(detail::holders_acquire_script.text);
     const std::string release(detail::release_script.text);
-    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t1", "100", "2"}), ":1\r\n");
-    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t2", "300", "2"}), ":1\r\n");
-    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t3", "300", "2"}), "$-1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t1/0", "100", "2"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t2/1", "300", "2"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t3/0", "300", "2"}), "$-1\r\n");
     w.at(50 * ms, -1, [] {}); // 100 ms on the node's clock
     w.run(nullptr, sec);
-    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t3", "300", "2"}), ":1\r\n");
-    EXPECT_EQ(run(n, {"EVAL", release, "1", "k", "t2"}), ":1\r\n");
-    EXPECT_EQ(run(n, {"EVAL", release, "1", "k", "t2"}), ":0\r\n");
+    EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t3/0", "300", "2"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", release, "1", "k", "t2/1"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", release, "1", "k", "t2/1"}), ":0\r\n");
     EXPECT_EQ(published, std::vector<std::string>{"redlock:released:k"});
     w.at(200 * ms, -1, [] {}); // t3's deadline, 400 ms on the node's clock
     w.run(nullptr, sec);
