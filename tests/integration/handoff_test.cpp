@@ -107,7 +107,8 @@ TEST_F(nodes_test, sixteen_waiters_hand_one_key_over_by_notification) {
         hand_off(cl, "handoff", 16, clock_type::now() + 1500ms, 500ms, log, grants);
     }
     EXPECT_FALSE(log.overlapping());
-    EXPECT_GT(grants.load(), 300);
+    // Under a sanitizer (several times slower) still well above polling's 96.
+    EXPECT_GT(grants.load(), sanitized() ? 150 : 300);
     // Nearly every sleep ends with a release heard, not with the backoff running out.
     EXPECT_GT(wakes->by_release.load(), 10 * wakes->by_backoff.load())
         << wakes->by_release << " by release, " << wakes->by_backoff << " by backoff, " << grants
