@@ -26,7 +26,7 @@ std::shared_ptr<detail::client_impl> make_impl(const client::executor_type& exec
     if (auto why = detail::check_client_config(config, addresses); !why.empty()) {
         throw std::system_error(make_error_code(errc::invalid_argument), why);
     }
-    return std::make_shared<detail::client_impl>(executor, std::move(config), std::move(addresses));
+    return detail::client_impl::create(executor, std::move(config), std::move(addresses));
 }
 
 /// Rejects bad input, or any input once the client is closed, before anything is sent;

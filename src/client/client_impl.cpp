@@ -1,5 +1,6 @@
 #include "client/client_impl.hpp"
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 
 #include <algorithm>
@@ -17,6 +18,29 @@ std::string seconds_text(clock::duration d) {
 }
 
 } // namespace
+
+std::shared_ptr<client_impl> client_impl::create(const boost::asio::any_io_executor& executor,
+                                                 client_config config,
+                                                 std::vector<node_address> addresses,
+                                                 environment env) {
+    struct destroy_on_strand {
+        void operator()(client_impl* impl) const noexcept {
+            struct owner {
+                void operator()(client_impl* p) const noexcept { delete p; }
+            };
+            std::unique_ptr<client_impl, owner> owned(impl);
+            try {
+                const auto strand = impl->strand_;
+                boost::asio::post(strand, [owned = std::move(owned)] {});
+            } catch (...) {
+                // Out of memory: destroyed here, as before the strand could be asked.
+            }
+        }
+    };
+    return std::shared_ptr<client_impl>(
+        new client_impl(executor, std::move(config), std::move(addresses), std::move(env)),
+        destroy_on_strand{});
+}
 
 client_impl::client_impl(const boost::asio::any_io_executor& executor, client_config config,
                          std::vector<node_address> addresses, environment env)

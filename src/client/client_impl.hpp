@@ -40,8 +40,17 @@ protected:
 /// The state shared by a client and its operations, confined to one strand.
 class client_impl {
 public:
-    client_impl(const boost::asio::any_io_executor& executor, client_config config,
-                std::vector<node_address> addresses, environment env = environment::production());
+    /// The only way to make one: whoever lets go of it last (a client's destructor on any
+    /// thread, an operation's handler), it is destroyed in a handler on its strand, after
+    /// the handlers already queued there (replies failed by the shutdown, a subscriber's
+    /// last reply) that still reach into its connections. Destroyed with the executor's
+    /// context if that never runs again.
+    static std::shared_ptr<client_impl> create(const boost::asio::any_io_executor& executor,
+                                               client_config config,
+                                               std::vector<node_address> addresses,
+                                               environment env = environment::production());
+    client_impl(const client_impl&) = delete;
+    client_impl& operator=(const client_impl&) = delete;
 
     const boost::asio::any_io_executor& strand() const noexcept { return strand_; }
     std::size_t node_count() const noexcept { return nodes_.size(); }
@@ -116,6 +125,10 @@ public:
     void unregister_operation(cancellable* op) { live_.erase(op); }
 
 private:
+    client_impl(const boost::asio::any_io_executor& executor, client_config config,
+                std::vector<node_address> addresses, environment env);
+    ~client_impl() = default;
+
     boost::asio::any_io_executor strand_;
     client_config config_;
     environment env_;

@@ -149,8 +149,8 @@ void schedule::make_client(int c) {
         config.nodes.push_back(a.display());
         addresses.push_back(a);
     }
-    auto impl = std::make_shared<detail::client_impl>(w_.io().get_executor(), config,
-                                                      std::move(addresses), std::move(env));
+    auto impl = detail::client_impl::create(w_.io().get_executor(), config, std::move(addresses),
+                                            std::move(env));
     clients_[static_cast<std::size_t>(c)].client = std::unique_ptr<redlock::client>(
         new redlock::client(detail::client_access::make(w_.io().get_executor(), impl)));
 }

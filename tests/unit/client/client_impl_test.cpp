@@ -130,8 +130,8 @@ public:
         for (std::size_t i = 0; i < addresses.size(); ++i) {
             addresses[i].host = "10.0.0." + std::to_string(i + 1);
         }
-        impl_ = std::make_shared<redlock::detail::client_impl>(
-            io_.get_executor(), std::move(config), std::move(addresses), std::move(env));
+        impl_ = redlock::detail::client_impl::create(io_.get_executor(), std::move(config),
+                                                     std::move(addresses), std::move(env));
         client_.reset(
             new redlock::client(redlock::detail::client_access::make(io_.get_executor(), impl_)));
     }
