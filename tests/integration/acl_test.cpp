@@ -216,7 +216,7 @@ TEST_F(acl_test, the_least_privileged_user_runs_the_whole_life_cycle) {
     EXPECT_GE(pushed, 3) << "the extend pushed the expiry out on a quorum";
     auto released = client.release(extended.lock, ec);
     EXPECT_FALSE(ec) << released.message;
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+    EXPECT_TRUE(all_keys_gone());
 
     // Watchdog renewal over several TTLs.
     auto watched = client.acquire("lock:acl:watched", short_lock(500ms), ec);
@@ -328,7 +328,7 @@ TEST_F(acl_test, without_info_the_quarantine_gives_no_votes) {
     expect_every_decided_vote(refused.votes, errc::restarts_undetectable,
                               "INFO refused: restarts cannot be detected");
     expect_every_decided_vote(refused.votes, errc::restarts_undetectable, "NOPERM");
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }))
+    EXPECT_TRUE(all_keys_gone())
         << "the refused attempt cleaned up its keys";
 }
 

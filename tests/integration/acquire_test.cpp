@@ -167,7 +167,7 @@ TEST_F(nodes_test, paused_majority_times_out_and_its_late_sets_are_cleaned_up) {
     EXPECT_GE(since(start), 200ms);
     EXPECT_EQ(r.votes[0].error, errc::node_timeout);
     topology::resume_majority();
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }))
+    EXPECT_TRUE(all_keys_gone())
         << "SETs that landed after the timeout are deleted by the queued cleanup";
 }
 
@@ -190,7 +190,7 @@ TEST_F(nodes_test, ttl_too_short_for_the_round_trip_is_validity_expired) {
     for (int node : {3, 4, 5}) {
         topology::resume(node);
     }
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+    EXPECT_TRUE(all_keys_gone());
 }
 
 TEST_F(nodes_test, cancelling_an_acquire_cleans_up_every_node) {
@@ -218,7 +218,7 @@ TEST_F(nodes_test, cancelling_an_acquire_cleans_up_every_node) {
     EXPECT_EQ(result.get(), errc::cancelled);
     EXPECT_LT(since(start), 2s) << "cancellation does not wait for the paused nodes";
     topology::resume_majority();
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }))
+    EXPECT_TRUE(all_keys_gone())
         << "the paused nodes ran SET then the queued cleanup";
     async.reset();
 }
@@ -257,7 +257,7 @@ TEST_F(nodes_test, hundreds_of_concurrent_acquires_pipeline_on_five_connections)
     ASSERT_EQ(all_done.get_future().wait_for(20s), std::future_status::ready);
     EXPECT_EQ(acquired, locks);
     EXPECT_EQ(released, locks);
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+    EXPECT_TRUE(all_keys_gone());
     async.reset();
 }
 
@@ -298,7 +298,7 @@ TEST_F(nodes_test, mutual_exclusion_across_threads_loses_no_increment) {
     EXPECT_EQ(failures, 0);
     EXPECT_EQ(overlaps, 0);
     EXPECT_EQ(counter, threads * rounds);
-    EXPECT_EQ(keys_everywhere(), 0) << "every scoped_lock released at scope end";
+    EXPECT_TRUE(all_keys_gone()) << "every scoped_lock released at scope end";
 }
 
 } // namespace

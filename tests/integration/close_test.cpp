@@ -186,7 +186,7 @@ TEST_F(nodes_test, close_from_another_thread_while_operations_are_in_flight) {
     }
     EXPECT_EQ(completed.load(), issued.load()) << "every handler ran exactly once";
     EXPECT_GT(closed.load(), 0) << "operations started after close() were refused";
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }, 4s));
+    EXPECT_TRUE(all_keys_gone(4s));
 }
 
 TEST_F(nodes_test, use_future_returns_the_result_and_throws_the_error) {

@@ -148,7 +148,7 @@ TEST_F(nodes_test, auth_with_acl_user_and_select_on_connect) {
                     << vote.server_message;
             }
         }
-        EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }, 300ms) &&
+        EXPECT_TRUE(all_keys_gone(300ms) &&
                     keys_everywhere() == 0)
             << "commands behind a failed AUTH must never run as the default user";
     }
@@ -189,7 +189,7 @@ TEST_F(nodes_test, host_names_are_resolved_in_the_background) {
     const auto& failed = view.nodes.back();
     EXPECT_EQ(failed.error, errc::connection_failed);
     EXPECT_NE(failed.message.find(unknown), std::string::npos) << failed.message;
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+    EXPECT_TRUE(all_keys_gone());
 }
 
 TEST_F(nodes_test, shutting_down_while_names_resolve_cancels_what_waits_for_them) {
@@ -285,7 +285,7 @@ TEST_F(nodes_test, script_cache_flushed_falls_back_to_eval) {
     EXPECT_FALSE(ec) << released.message;
     EXPECT_GE(released.released, 3u);
     // The deletes resent as EVAL after the quorum finish in the background.
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+    EXPECT_TRUE(all_keys_gone());
 }
 
 } // namespace

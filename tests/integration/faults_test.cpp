@@ -68,7 +68,7 @@ TEST_P(dropped_replies, the_set_lands_unheard_and_no_copy_survives) {
         EXPECT_EQ(ec, errc::quorum_unreachable) << r.message;
     }
     // The deletes reached the silent nodes too, in order behind the SETs.
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; })) << keys_everywhere();
+    EXPECT_TRUE(all_keys_gone()) << keys_everywhere();
 }
 
 INSTANTIATE_TEST_SUITE_P(on_1_2_and_3_nodes, dropped_replies, ::testing::Values(1, 2, 3));
@@ -98,7 +98,7 @@ TEST_F(proxied_test, latency_beyond_the_ttl_never_yields_a_stale_lock) {
     EXPECT_FALSE(majority_slow.lock.held());
     EXPECT_LT(since(start), 200ms + 300ms) << "gave up at the validity horizon";
     // Every copy is gone once the TTL has run out, released or expired.
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }, 2s));
+    EXPECT_TRUE(all_keys_gone(2s));
 }
 
 TEST_F(proxied_test, connections_cut_in_the_middle_of_each_operation) {
@@ -142,7 +142,7 @@ TEST_F(proxied_test, connections_cut_in_the_middle_of_each_operation) {
     auto released = client.release(r.lock, ec);
     cutting.wait();
     EXPECT_GE(released.released, 2u) << released.message;
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }, 3s));
+    EXPECT_TRUE(all_keys_gone(3s));
 
     // A failed acquire cut on a majority: the reachable nodes are cleaned up at once.
     std::this_thread::sleep_for(100ms);
@@ -152,7 +152,7 @@ TEST_F(proxied_test, connections_cut_in_the_middle_of_each_operation) {
     EXPECT_EQ(ec, errc::quorum_unreachable) << failed.message;
     EXPECT_FALSE(inspector(4).get("cut-majority"));
     EXPECT_FALSE(inspector(5).get("cut-majority"));
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }, 3s))
+    EXPECT_TRUE(all_keys_gone(3s))
         << "copies on the cut nodes expire by their TTL";
 }
 
@@ -171,7 +171,7 @@ TEST_F(nodes_test, a_node_paused_during_extend_does_not_stop_the_quorum) {
     // Its PEXPIRE waited in the socket and runs now, in order.
     EXPECT_TRUE(eventually([] { return inspector(2).pttl("extend-paused") > 20000; }));
     client.release(extended.lock, ec);
-    EXPECT_EQ(keys_everywhere(), 0);
+    EXPECT_TRUE(all_keys_gone());
 }
 
 TEST_F(proxied_test, a_client_frozen_between_sending_and_reading_gets_no_stale_lock) {
@@ -198,7 +198,7 @@ TEST_F(proxied_test, a_client_frozen_between_sending_and_reading_gets_no_stale_l
     auto [error, r] = pending.get();
     EXPECT_EQ(error, errc::validity_expired) << r.message;
     EXPECT_FALSE(r.lock.held()) << "a lock " << r.lock.remaining().count() << " ns from expiry";
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+    EXPECT_TRUE(all_keys_gone());
 }
 
 TEST_F(nodes_test, readonly_busy_and_noperm_are_votes_with_their_text) {

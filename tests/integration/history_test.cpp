@@ -115,7 +115,7 @@ TEST_F(nodes_test, history_of_threads_and_processes_under_a_nemesis_has_no_overl
     EXPECT_EQ(counted, increments) << "an increment under the lock was lost";
     EXPECT_GE(history.size(), sanitized() ? 200u : 1000u) << "thousands of grants, not a handful";
     EXPECT_GE(chaos.faults(), 10);
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }, 3s))
+    EXPECT_TRUE(all_keys_gone(3s))
         << "every lock released or expired";
     std::printf("history: %zu grants (%lld increments) by 8 contenders in 3 processes, %d faults "
                 "injected, %zu overlaps, %lld keys left, %llu acquires given up here\n",

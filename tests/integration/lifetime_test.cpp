@@ -298,7 +298,7 @@ TEST_F(nodes_test, with_lock_coroutine_returns_the_value_and_releases) {
     auto result = asio::co_spawn(io.context(), run(), asio::use_future).get();
     EXPECT_FALSE(result.error) << result.message;
     EXPECT_EQ(result.value, 42);
-    EXPECT_EQ(keys_everywhere(), 0);
+    EXPECT_TRUE(all_keys_gone());
     async.reset();
 }
 
@@ -340,7 +340,7 @@ TEST_F(nodes_test, with_lock_coroutine_releases_on_exception_and_rethrows) {
     };
     auto future = asio::co_spawn(io.context(), run(), asio::use_future);
     EXPECT_THROW(future.get(), std::runtime_error);
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+    EXPECT_TRUE(all_keys_gone());
     async.reset();
 }
 
@@ -354,13 +354,13 @@ TEST_F(nodes_test, with_lock_blocking_success_exception_and_loss) {
     EXPECT_FALSE(ok.error) << ok.message;
     ASSERT_TRUE(ok.value.has_value());
     EXPECT_GE(*ok.value, 2u);
-    EXPECT_EQ(keys_everywhere(), 0);
+    EXPECT_TRUE(all_keys_gone());
 
     EXPECT_THROW(
         client.with_lock("b-throw", options(), {},
                          [](const watchdog&, std::stop_token) { throw std::logic_error("boom"); }),
         std::logic_error);
-    EXPECT_EQ(keys_everywhere(), 0);
+    EXPECT_TRUE(all_keys_gone());
 
     bool saw_stop = false;
     auto lost =
@@ -506,7 +506,7 @@ TEST_F(quarantine_test, nodes_that_refuse_info_get_no_votes_while_the_quarantine
                 << vote.server_message;
         }
         EXPECT_GE(blind, 3u);
-        EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }))
+        EXPECT_TRUE(all_keys_gone())
             << "the refused attempt cleaned up the keys it set";
     }
     auto unguarded = guarded;

@@ -19,7 +19,7 @@ TEST_F(nodes_test, release_deletes_every_copy_and_counts_them) {
     EXPECT_GE(released.released, 3u);
     EXPECT_EQ(count(released.votes, node_outcome::granted), released.released);
     EXPECT_EQ(count(released.votes, node_outcome::pending), 5u - released.released);
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+    EXPECT_TRUE(all_keys_gone());
 }
 
 TEST_F(nodes_test, release_with_a_wrong_token_leaves_the_holders_key_intact) {

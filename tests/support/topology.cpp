@@ -219,4 +219,8 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
     return condition();
 }
 
+bool all_keys_gone(std::chrono::milliseconds limit) {
+    return eventually([] { return keys_everywhere() == 0; }, limit);
+}
+
 } // namespace redlock::test

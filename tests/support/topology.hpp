@@ -82,6 +82,9 @@ long long keys_everywhere();
 /// Waits up to `limit` for `condition`, polling; returns whether it became true.
 bool eventually(const std::function<bool()>& condition,
                 std::chrono::milliseconds limit = std::chrono::milliseconds(3000));
+/// Whether every node is empty within `limit`: a release completes at a quorum of deletes
+/// and the rest land in the background, each within its node_timeout.
+bool all_keys_gone(std::chrono::milliseconds limit = std::chrono::milliseconds(3000));
 
 } // namespace redlock::test
 
