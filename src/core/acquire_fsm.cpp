@@ -313,9 +313,16 @@ acquire_action acquire_fsm::maybe_wake_early(clock::time_point now) {
     if (!heard || could_be_free < votes_.quorum()) {
         return {};
     }
-    // The oldest local waiter first, the others one stagger later each (the first one's
-    // grant usually cancels their wake: on_local_grant); the random part keeps the later
-    // ones of different clients, which do not see each other, from firing at once.
+    // Of one client's waiters for a lock that admits one holder, only the oldest retries:
+    // it takes the key or finds it taken again, and either way the others would only be
+    // refused (a herd that, once round trips outgrow the stagger, feeds on itself). They
+    // wait for the next release, or for their backoff should that one never be heard.
+    if (options_.mode == lock_mode::exclusive && position_ > 0) {
+        return {};
+    }
+    // Readers and permit holders may get in side by side: the oldest first, the others
+    // one stagger later each (a neighbour's grant cancels their wake: on_local_grant); the
+    // random part keeps the later ones of different clients from firing at once.
     const auto stagger =
         std::chrono::duration_cast<clock::duration>(options_.retry.handoff_stagger);
     const auto rank = std::min<std::size_t>(position_, 64);

@@ -113,8 +113,24 @@ TEST(acquire_fsm_handoff, an_attempt_decided_by_its_deadline_also_wakes_on_relea
     EXPECT_EQ(fsm.on_released(0, 0, h.now + 10ms).what, kind::sleep);
 }
 
-TEST(acquire_fsm_handoff, later_waiters_are_staggered) {
+TEST(acquire_fsm_handoff, only_the_oldest_waiter_for_an_exclusive_lock_wakes_early) {
     harness h;
+    auto fsm = h.make();
+    const auto sleep = waiting(fsm, h.now);
+    for (std::size_t n = 0; n < 5; ++n) {
+        EXPECT_EQ(fsm.on_released(n, 1, h.now).what, kind::wait);
+    }
+    EXPECT_FALSE(fsm.waking_early());
+    // Once the waiters ahead are gone, the next release wakes it at once.
+    const auto early = fsm.on_released(0, 0, h.now + 1ms);
+    ASSERT_EQ(early.what, kind::sleep);
+    EXPECT_EQ(early.at, h.now + 1ms);
+    EXPECT_LT(early.at, sleep.at);
+}
+
+TEST(acquire_fsm_handoff, later_readers_are_staggered) {
+    harness h;
+    h.options.mode = redlock::lock_mode::shared;
     auto fsm = h.make();
     waiting(fsm, h.now);
     fsm.on_released(0, 3, h.now);
@@ -127,6 +143,7 @@ TEST(acquire_fsm_handoff, later_waiters_are_staggered) {
 
 TEST(acquire_fsm_handoff, a_local_grant_puts_the_early_wake_back_to_the_backoff) {
     harness h;
+    h.options.mode = redlock::lock_mode::shared;
     auto fsm = h.make();
     const auto sleep = waiting(fsm, h.now);
     for (std::size_t n = 0; n < 3; ++n) {
