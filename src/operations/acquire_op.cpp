@@ -10,6 +10,12 @@ namespace redlock::detail {
 
 namespace {
 
+/// Half the life of a writer's mark: the longest from one sleep's start to the next (a
+/// backoff, then an attempt, a fence raise and a cleanup of up to a node_timeout each).
+std::chrono::milliseconds mark_half_life(const lock_options& options) {
+    return options.retry.backoff_max + 3 * options.node_timeout;
+}
+
 std::vector<std::string> counters_of(const std::vector<std::string>& keys) {
     std::vector<std::string> counters;
     counters.reserve(keys.size());
@@ -27,7 +33,7 @@ acquire_op::acquire_op(std::shared_ptr<client_impl> impl, std::vector<std::strin
     , keys_(std::move(keys))
     , ttl_text_(std::to_string(options.ttl.count()))
     , kind_text_(kind_argument(options))
-    , mark_ttl_text_(std::to_string((2 * options.retry.backoff_max + options.node_timeout).count()))
+    , mark_ttl_text_(std::to_string((2 * mark_half_life(options)).count()))
     , counter_keys_(options.fencing ? counters_of(keys_) : std::vector<std::string>())
     , options_(std::move(options))
     , fsm_(
@@ -227,6 +233,13 @@ void acquire_op::send_writer_waiting_marks() {
     if (options_.mode != lock_mode::exclusive || keys_.size() != 1 || fsm_.attempt() < 2) {
         return;
     }
+    // Renewed at half its life: what is left then lasts until the next sleep begins. Sent
+    // on every refusal (or re-armed wake), it would only add commands to a contended key.
+    const auto now = this->now();
+    if (marked_at_ && now - *marked_at_ < mark_half_life(options_)) {
+        return;
+    }
+    marked_at_ = now;
     const auto cmd = script_call(writer_waiting_script, false, {keys_}, {mark_ttl_text_});
     for (std::size_t node = 0; node < impl_->node_count(); ++node) {
         if (!fsm_.needs_cleanup(node)) {

@@ -7,6 +7,8 @@
 
 #include "redlock/client.hpp"
 
+#include <optional>
+
 namespace redlock::detail {
 
 /// Carries out what acquire_fsm decides: the SETs, the cleanups, the timers. Sleeping
@@ -60,6 +62,8 @@ private:
     std::string kind_text_;
     /// How long a writer's mark keeps new readers out: past its sleep and its next attempt.
     std::string mark_ttl_text_;
+    /// When this writer's marks were last sent.
+    std::optional<clock::time_point> marked_at_;
     /// Fenced locks only: the counter of each key, in the order of keys_.
     std::vector<std::string> counter_keys_;
     std::string fence_text_;
