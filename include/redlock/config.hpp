@@ -139,9 +139,10 @@ struct retry_options {
     /// majority could be free instead of sleeping the backoff out. The backoff stays the
     /// bound when no notification comes. See docs/design.md, "Handoff".
     bool wake_on_release = true;
-    /// Handoff: the waiters of one key in one client retry one after another, this far
-    /// apart (oldest first, plus a random part of up to this much), so that one notification
-    /// does not fire them all at once. About one acquire round trip.
+    /// Handoff of readers and permits: the waiters of one key in one client retry one after
+    /// another, this far apart (oldest first, plus a random part of up to this much), so that
+    /// one notification does not fire them all at once. About one acquire round trip. (For
+    /// an exclusive lock only the oldest waiter retries.)
     std::chrono::microseconds handoff_stagger{500};
 };
 
