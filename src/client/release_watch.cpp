@@ -89,9 +89,7 @@ void release_watch::released_here(const std::string& key) {
     }
     const auto waiters = it->second.waiters;
     for (std::size_t i = 0; i < waiters.size(); ++i) {
-        for (std::size_t node = 0; node < addresses_.size(); ++node) {
-            waiters[i]->on_released(node, i);
-        }
+        waiters[i]->on_released_everywhere(i);
     }
 }
 

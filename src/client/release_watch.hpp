@@ -19,6 +19,8 @@ class release_listener {
 public:
     /// `position`: how many local waiters of the key have waited longer than this one.
     virtual void on_released(std::size_t node, std::size_t position) = 0;
+    /// A release by this client: as if every node had announced it, all at once.
+    virtual void on_released_everywhere(std::size_t position) = 0;
     virtual void on_subscribed(std::size_t node, std::size_t position) = 0;
     virtual void on_subscription_lost(std::size_t node) = 0;
     /// Another local waiter of the key got it.

@@ -30,6 +30,31 @@ acquire_action acquire_fsm::start(clock::time_point now) {
     return begin_attempt(now);
 }
 
+acquire_action acquire_fsm::start_behind_waiters(clock::time_point now) {
+    call_start_ = now;
+    const auto& retry = options_.retry;
+    const auto subscribed =
+        static_cast<std::size_t>(std::count(subscribed_.begin(), subscribed_.end(), true));
+    if (!retry.wake_on_release || retry.max_attempts == 1 || subscribed < votes_.quorum()) {
+        return begin_attempt(now);
+    }
+    // Refused everywhere, as far as waking goes: a quorum of real announcements is needed.
+    failure_ = errc::contention;
+    refused_.assign(votes_.nodes(), true);
+    covered_ = subscribed_;
+    freed_.assign(votes_.nodes(), false);
+    // The sleep after a first refusal, drawn as covered sleeps are.
+    const auto ceiling = backoff_ceiling(0, retry.backoff_initial, retry.backoff_max);
+    const auto wake = now + ceiling / 2 + full_jitter(ceiling - ceiling / 2, random_());
+    if (retry.wait_budget.count() != 0 && wake >= call_start_ + retry.wait_budget) {
+        return begin_attempt(now);
+    }
+    state_ = state::sleeping;
+    backoff_wake_ = wake;
+    early_wake_ = false;
+    return {acquire_action::kind::sleep, wake, {}};
+}
+
 acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
     ++attempt_;
     // The clock restarts with every attempt: the validity of a lock is measured from the
@@ -253,6 +278,15 @@ acquire_action acquire_fsm::on_released(std::size_t node, std::size_t position,
     // Also while the attempt is still out: the announcement may overtake the refusal it
     // follows (they come on different connections).
     freed_.at(node) = true;
+    position_ = position;
+    return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
+}
+
+acquire_action acquire_fsm::on_released_everywhere(std::size_t position, clock::time_point now) {
+    if (state_ == state::finished || state_ == state::idle) {
+        return {};
+    }
+    freed_.assign(votes_.nodes(), true);
     position_ = position;
     return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
 }

@@ -61,6 +61,12 @@ public:
                 std::uint64_t fence_floor = 0);
 
     acquire_action start(clock::time_point now);
+    /// Starts behind other waiters of this client for the key, already subscribed: the
+    /// first attempt would only be refused while they wait, so it sleeps as if it had been,
+    /// until the oldest of them is served and a release reaches it (or its backoff ends).
+    /// Attempts at once when it cannot be woken (subscribed on fewer than a quorum, no
+    /// retries allowed, or a wait budget too short for the sleep).
+    acquire_action start_behind_waiters(clock::time_point now);
     /// A SET reply from `node` for attempt `attempt` (1-based). Replies to earlier attempts
     /// are ignored: their cleanup was already queued behind them on the same connection.
     /// A refusal after the attempt was decided only tells the handoff that the node is held.
@@ -82,6 +88,10 @@ public:
     /// A release (or expiry) of the key was announced by `node`. `position`: how many local
     /// waiters of the key wait longer than this one (they retry first).
     acquire_action on_released(std::size_t node, std::size_t position, clock::time_point now);
+    /// Every node announced a release at once (this client's own): one decision, so that
+    /// a wake does not begin an attempt that the remaining announcements would then be
+    /// taken to follow.
+    acquire_action on_released_everywhere(std::size_t position, clock::time_point now);
     /// The subscription to `node`'s release channel of the key is confirmed: every release
     /// there from now on is announced to us.
     acquire_action on_subscribed(std::size_t node, std::size_t position, clock::time_point now);

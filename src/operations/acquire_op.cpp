@@ -78,10 +78,11 @@ void acquire_op::start() {
     });
     impl_->note_options(options_);
     if (options_.retry.wake_on_release && impl_->releases().watched(watched_key())) {
-        // Others of this client wait for the key: joining them now, before the first
-        // attempt, lets their subscriptions cover its refusals, and queues this one behind
-        // them.
+        // Others of this client wait for the key: this one queues behind them, under their
+        // subscriptions, rather than send SETs that would be refused while they wait.
         watch_releases();
+        act(fsm_.start_behind_waiters(now()));
+        return;
     }
     act(fsm_.start(now()));
 }
@@ -134,6 +135,12 @@ void acquire_op::act(const acquire_action& action) {
         if (options_.retry.wake_on_release) {
             watch_releases();
         }
+        if (fsm_.waking_early() && action.at <= now()) {
+            // Woken at once (the oldest waiter, told of a release): the SETs go out in this
+            // handler, so a release by this client carries them in its own write, right
+            // behind its deletes.
+            wake();
+        }
         return;
     case acquire_action::kind::done:
         finish(action.error);
@@ -160,6 +167,10 @@ void acquire_op::watch_releases() {
 
 void acquire_op::on_released(std::size_t node, std::size_t position) {
     act(fsm_.on_released(node, position, now()));
+}
+
+void acquire_op::on_released_everywhere(std::size_t position) {
+    act(fsm_.on_released_everywhere(position, now()));
 }
 
 void acquire_op::on_subscribed(std::size_t node, std::size_t position) {
@@ -248,18 +259,25 @@ void acquire_op::send_writer_waiting_marks() {
     }
 }
 
+void acquire_op::wake() {
+    if (!sleeping_) {
+        return; // woken already, by an action acted on meanwhile
+    }
+    sleeping_ = false;
+    impl_->observe_sleep(this, std::nullopt);
+    if (impl_->shut_down()) {
+        act(fsm_.on_cancel(now()));
+        return;
+    }
+    if (auto* m = impl_->metrics()) {
+        m->on_acquire_wake(fsm_.waking_early());
+    }
+    act(fsm_.on_wake(now()));
+}
+
 void acquire_op::on_timer() {
     if (sleeping_) {
-        sleeping_ = false;
-        impl_->observe_sleep(this, std::nullopt);
-        if (impl_->shut_down()) {
-            act(fsm_.on_cancel(now()));
-            return;
-        }
-        if (auto* m = impl_->metrics()) {
-            m->on_acquire_wake(fsm_.waking_early());
-        }
-        act(fsm_.on_wake(now()));
+        wake();
         return;
     }
     const auto now = this->now();

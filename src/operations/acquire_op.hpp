@@ -26,6 +26,8 @@ public:
 
 private:
     void on_timer() override;
+    /// Ends the sleep between attempts: the next attempt, or the end when shut down.
+    void wake();
     void act(const acquire_action& action);
     void send_sets();
     void send_set(std::size_t node, reply_tag tag, bool as_eval);
@@ -48,6 +50,7 @@ private:
     void watch_releases();
 
     void on_released(std::size_t node, std::size_t position) override;
+    void on_released_everywhere(std::size_t position) override;
     void on_subscribed(std::size_t node, std::size_t position) override;
     void on_subscription_lost(std::size_t node) override;
     void on_local_grant() override;

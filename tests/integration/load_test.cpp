@@ -90,10 +90,10 @@ TEST_F(nodes_test, two_hundred_contenders_forty_thousand_cycles_no_leak) {
     EXPECT_TRUE(errors.empty()) << "with retries, contention alone never fails a cycle:\n" << seen;
     EXPECT_TRUE(all_keys_gone()) << "every cycle released every copy";
     if (!sanitized()) {
-        // Both measured at rest, 30,000 cycles apart: a byte kept per cycle would add
-        // 30 KiB. What does grow (7-11 KiB, less in every further quarter) is the
-        // allocator's and the containers' bookkeeping settling.
-        EXPECT_LE(heap_end, heap_warm + 24) << heap_warm << " KiB -> " << heap_end;
+        // Both measured at rest, 30,000 cycles apart: anything kept per cycle (an entry of
+        // a map: 32 bytes at least) would add a megabyte. What does move (5-25 KiB, less
+        // in every further quarter) is the allocator's and the containers' bookkeeping.
+        EXPECT_LE(heap_end, heap_warm + 64) << heap_warm << " KiB -> " << heap_end;
     }
     std::printf("load: %ld cycles by %d contenders, heap at rest %ld KiB after a quarter, "
                 "%ld KiB at the end\n",

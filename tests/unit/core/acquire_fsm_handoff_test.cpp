@@ -128,6 +128,73 @@ TEST(acquire_fsm_handoff, only_the_oldest_waiter_for_an_exclusive_lock_wakes_ear
     EXPECT_LT(early.at, sleep.at);
 }
 
+TEST(acquire_fsm_handoff, a_release_by_this_client_wakes_the_oldest_at_once) {
+    harness h;
+    auto fsm = h.make();
+    waiting(fsm, h.now);
+    const auto early = fsm.on_released_everywhere(0, h.now);
+    ASSERT_EQ(early.what, kind::sleep);
+    EXPECT_EQ(early.at, h.now);
+    // Woken, its attempt is not taken to follow the announcements it woke on.
+    ASSERT_EQ(fsm.on_wake(h.now).what, kind::send_set);
+    EXPECT_EQ(refused_everywhere(fsm, 2, h.now).what, kind::sleep);
+    EXPECT_FALSE(fsm.waking_early());
+}
+
+TEST(acquire_fsm_handoff, behind_local_waiters_it_sleeps_until_a_release_reaches_it) {
+    harness h;
+    h.random = 0; // the lowest draw: the upper half of the first backoff starts at 50 ms
+    auto fsm = h.make();
+    subscribe_everywhere(fsm, h.now);
+    const auto sleep = fsm.start_behind_waiters(h.now);
+    ASSERT_EQ(sleep.what, kind::sleep);
+    EXPECT_EQ(sleep.at, h.now + 50ms);
+    EXPECT_EQ(fsm.attempt(), 0u) << "no attempt made";
+    // Others ahead: the release is theirs, and the oldest gets the key.
+    EXPECT_EQ(fsm.on_released_everywhere(1, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_local_grant().what, kind::wait);
+    // Its turn: the announcements of a quorum wake it.
+    EXPECT_EQ(fsm.on_released(0, 0, h.now + 1ms).what, kind::wait);
+    EXPECT_EQ(fsm.on_released(1, 0, h.now + 1ms).what, kind::wait);
+    const auto early = fsm.on_released(2, 0, h.now + 1ms);
+    ASSERT_EQ(early.what, kind::sleep);
+    EXPECT_EQ(early.at, h.now + 1ms);
+    EXPECT_EQ(fsm.on_wake(early.at).what, kind::send_set);
+    EXPECT_EQ(fsm.attempt(), 1u);
+}
+
+TEST(acquire_fsm_handoff, behind_local_waiters_it_attempts_at_once_when_it_could_not_be_woken) {
+    {
+        harness h;
+        auto fsm = h.make();
+        fsm.on_subscribed(0, 1, h.now);
+        fsm.on_subscribed(1, 1, h.now);
+        EXPECT_EQ(fsm.start_behind_waiters(h.now).what, kind::send_set)
+            << "subscribed on two of five";
+    }
+    {
+        harness h;
+        h.options.retry.max_attempts = 1;
+        auto fsm = h.make();
+        subscribe_everywhere(fsm, h.now);
+        EXPECT_EQ(fsm.start_behind_waiters(h.now).what, kind::send_set) << "no retry allowed";
+    }
+    {
+        harness h;
+        h.options.retry.wait_budget = 10ms;
+        auto fsm = h.make();
+        subscribe_everywhere(fsm, h.now);
+        EXPECT_EQ(fsm.start_behind_waiters(h.now).what, kind::send_set) << "budget too short";
+    }
+    {
+        harness h;
+        h.options.retry.wake_on_release = false;
+        auto fsm = h.make();
+        subscribe_everywhere(fsm, h.now);
+        EXPECT_EQ(fsm.start_behind_waiters(h.now).what, kind::send_set) << "handoff off";
+    }
+}
+
 TEST(acquire_fsm_handoff, later_readers_are_staggered) {
     harness h;
     h.options.mode = redlock::lock_mode::shared;
