@@ -95,7 +95,8 @@ void release_watch::released_here(const std::string& key) {
     }
 }
 
-void release_watch::granted(const std::string& key, const release_listener* winner) {
+void release_watch::granted(const std::string& key, const release_listener* winner,
+                            lock_mode mode) {
     const auto it = keys_.find(key);
     if (it == keys_.end()) {
         return;
@@ -104,7 +105,7 @@ void release_watch::granted(const std::string& key, const release_listener* winn
     const auto waiters = it->second.waiters;
     for (auto* w : waiters) {
         if (w != winner) {
-            w->on_local_grant();
+            w->on_local_grant(mode);
         }
     }
 }
