@@ -86,6 +86,10 @@ private:
     link_factory make_;
     std::vector<std::unique_ptr<subscription_link>> links_;
     std::unordered_map<std::string, key_state> keys_;
+    /// The key of each SUBSCRIBE still unanswered, by generation: a refusal (an ACL without
+    /// the channels refuses every one, at every sleep of every waiter) finds its key at once
+    /// instead of scanning every key watched.
+    std::unordered_map<std::uint64_t, std::string> unanswered_;
     std::uint64_t generations_ = 0;
     bool shut_down_ = false;
 };
