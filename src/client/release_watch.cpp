@@ -57,6 +57,7 @@ void release_watch::subscribe(const std::string& key, key_state& k, std::size_t 
     }
     k.nodes[node] = sub::pending;
     k.generation[node] = ++generations_;
+    unanswered_.emplace(generations_, key);
     // The release channel carries the generation: its confirmation is what covers an
     // attempt. The keyspace channel is best effort (notifications may be off anyway).
     links_[node]->subscribe(std::string(release_prefix) + key, k.generation[node]);
@@ -93,7 +94,8 @@ void release_watch::released_here(const std::string& key) {
     }
 }
 
-void release_watch::granted(const std::string& key, const release_listener* winner) {
+void release_watch::granted(const std::string& key, const release_listener* winner,
+                            lock_mode mode) {
     const auto it = keys_.find(key);
     if (it == keys_.end()) {
         return;
@@ -102,7 +104,7 @@ void release_watch::granted(const std::string& key, const release_listener* winn
     const auto waiters = it->second.waiters;
     for (auto* w : waiters) {
         if (w != winner) {
-            w->on_local_grant();
+            w->on_local_grant(mode);
         }
     }
 }
@@ -135,6 +137,7 @@ void release_watch::shutdown() {
 
 void release_watch::on_subscribed(std::size_t node, std::string_view channel,
                                   std::uint64_t generation) {
+    unanswered_.erase(generation);
     const auto key = key_of(node, channel);
     const auto it = keys_.find(std::string(key));
     // A confirmation of an earlier SUBSCRIBE (unsubscribed since, or lost and sent again)
@@ -151,11 +154,16 @@ void release_watch::on_subscribed(std::size_t node, std::string_view channel,
 }
 
 void release_watch::on_subscribe_failed(std::size_t node, std::uint64_t generation) {
-    for (auto& [key, k] : keys_) {
-        if (k.generation[node] == generation && k.nodes[node] == sub::pending) {
-            // Subscribed again by the waiter's next sleep (watch()).
-            k.nodes[node] = sub::none;
-        }
+    const auto unanswered = unanswered_.find(generation);
+    if (unanswered == unanswered_.end()) {
+        return;
+    }
+    const auto it = keys_.find(unanswered->second);
+    unanswered_.erase(unanswered);
+    if (it != keys_.end() && it->second.generation[node] == generation &&
+        it->second.nodes[node] == sub::pending) {
+        // Subscribed again by the waiter's next sleep (watch()).
+        it->second.nodes[node] = sub::none;
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include "transport/subscription_link.hpp"
 
+#include "redlock/config.hpp"
 #include "redlock/node_address.hpp"
 
 #include <cstdint>
@@ -23,8 +24,8 @@ public:
     virtual void on_released_everywhere(std::size_t position) = 0;
     virtual void on_subscribed(std::size_t node, std::size_t position) = 0;
     virtual void on_subscription_lost(std::size_t node) = 0;
-    /// Another local waiter of the key got it.
-    virtual void on_local_grant() = 0;
+    /// Another local waiter of the key got it, as a holder of mode `winner`.
+    virtual void on_local_grant(lock_mode winner) = 0;
 
 protected:
     ~release_listener() = default;
@@ -55,8 +56,8 @@ public:
     /// A release of `key` by this client was just queued on every node's connection: its
     /// waiters are told as if every node had announced it.
     void released_here(const std::string& key);
-    /// `winner` got `key`: the other local waiters are told.
-    void granted(const std::string& key, const release_listener* winner);
+    /// `winner` got `key` as a holder of mode `mode`: the other local waiters are told.
+    void granted(const std::string& key, const release_listener* winner, lock_mode mode);
     /// Whether some waiter waits for `key`.
     bool watched(const std::string& key) const { return keys_.count(key) != 0; }
     /// Whether the release channel of `key` is subscribed on `node` now.
@@ -87,6 +88,10 @@ private:
     link_factory make_;
     std::vector<std::unique_ptr<subscription_link>> links_;
     std::unordered_map<std::string, key_state> keys_;
+    /// The key of each SUBSCRIBE still unanswered, by generation: a refusal (an ACL without
+    /// the channels refuses every one, at every sleep of every waiter) finds its key at once
+    /// instead of scanning every key watched.
+    std::unordered_map<std::uint64_t, std::string> unanswered_;
     std::uint64_t generations_ = 0;
     bool shut_down_ = false;
 };

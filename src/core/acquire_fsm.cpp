@@ -299,8 +299,10 @@ acquire_action acquire_fsm::on_subscribed(std::size_t node, std::size_t position
 }
 
 void acquire_fsm::on_subscription_lost(std::size_t node) {
-    // Only what comes later is unheard: the backoff bounds the wait for it.
+    // Only what comes later is unheard: the backoff bounds the wait for it. The node no longer
+    // covers the attempt either: confirmed again, it may have missed a release in between.
     subscribed_.at(node) = false;
+    covered_.at(node) = false;
 }
 
 acquire_action acquire_fsm::on_local_grant() {

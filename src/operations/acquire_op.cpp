@@ -181,7 +181,14 @@ void acquire_op::on_subscription_lost(std::size_t node) {
     fsm_.on_subscription_lost(node);
 }
 
-void acquire_op::on_local_grant() {
+void acquire_op::on_local_grant(lock_mode winner) {
+    // Holders that share the key (readers, a semaphore's permits) leave room for each other:
+    // a neighbour's grant uses up the releases heard only where one of the two excludes the
+    // other. Otherwise the waiters staggered behind the first reader would sleep their
+    // backoff out while the key admits them.
+    if (winner != lock_mode::exclusive && options_.mode != lock_mode::exclusive) {
+        return;
+    }
     act(fsm_.on_local_grant());
 }
 
@@ -380,7 +387,7 @@ void acquire_op::finish(std::error_code error) {
         watching_ = false;
         auto& releases = impl_->releases();
         if (!error) {
-            releases.granted(watched_key(), this);
+            releases.granted(watched_key(), this, options_.mode);
         }
         releases.unwatch(watched_key(), this);
     }

@@ -53,7 +53,7 @@ private:
     void on_released_everywhere(std::size_t position) override;
     void on_subscribed(std::size_t node, std::size_t position) override;
     void on_subscription_lost(std::size_t node) override;
-    void on_local_grant() override;
+    void on_local_grant(lock_mode winner) override;
 
     std::vector<std::string> keys_;
     /// The token of the attempt in flight (or the last one). Each attempt draws its own: a

@@ -4,6 +4,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -147,6 +148,48 @@ TEST_F(nodes_test, handoff_falls_back_to_backoff_when_subscribers_are_killed) {
     EXPECT_GT(grants.load(), 16);
     EXPECT_GT(wakes->by_backoff.load(), 0u);
     EXPECT_TRUE(all_keys_gone());
+}
+
+TEST_F(nodes_test, readers_waiting_for_a_writer_all_get_in_on_its_release) {
+    // Readers share the key: one reader's grant leaves room for the others, so it must not
+    // send them back to their backoff (2 s here) as another waiter's grant of an exclusive
+    // lock does.
+    auto c = config();
+    auto wakes = std::make_shared<wake_counter>();
+    c.metrics = wakes;
+    io_thread io;
+    client writer_client(io.executor(), config());
+    client readers_client(io.executor(), c);
+    lock_options w;
+    w.ttl = 30s;
+    const auto writer =
+        writer_client.async_acquire("rw-handoff", w, boost::asio::use_future).get().lock;
+    lock_options r = w;
+    r.mode = lock_mode::shared;
+    r.retry.max_attempts = 0;
+    r.retry.wait_budget = 20s;
+    r.retry.backoff_initial = 2s;
+    r.retry.backoff_max = 2s;
+    constexpr int readers = 8;
+    std::vector<std::future<acquire_result>> waiting;
+    for (int i = 0; i < readers; ++i) {
+        waiting.push_back(readers_client.async_acquire("rw-handoff", r, boost::asio::use_future));
+    }
+    // Every reader refused, subscribed and asleep on its backoff.
+    std::this_thread::sleep_for(300ms);
+    const auto released_at = clock_type::now();
+    writer_client.async_release(writer, boost::asio::use_future).get();
+    std::vector<lock> held;
+    for (auto& f : waiting) {
+        held.push_back(f.get().lock);
+    }
+    const auto all_in = clock_type::now() - released_at;
+    EXPECT_LT(all_in, 500ms) << wakes->by_release << " woken by release, " << wakes->by_backoff
+                             << " by backoff";
+    for (auto& l : held) {
+        readers_client.async_release(l, boost::asio::use_future).get();
+    }
+    EXPECT_EQ(keys_everywhere(), 0);
 }
 
 TEST_F(nodes_test, handoff_unsubscribes_when_no_one_waits) {

@@ -274,6 +274,22 @@ TEST(acquire_fsm_handoff, a_lost_subscription_leaves_the_backoff_in_charge) {
     EXPECT_EQ(fsm.on_wake(sleep.at).what, kind::send_set);
 }
 
+TEST(acquire_fsm_handoff, a_subscription_confirmed_again_after_a_loss_counts_as_a_release) {
+    // Lost during the sleep and confirmed again before it ends (another waiter of the key
+    // subscribed anew): a release in the gap went unheard, as before a first confirmation.
+    harness h;
+    auto fsm = h.make();
+    const auto sleep = waiting(fsm, h.now);
+    ASSERT_EQ(sleep.what, kind::sleep);
+    for (std::size_t n = 0; n < 3; ++n) {
+        fsm.on_subscription_lost(n);
+    }
+    EXPECT_EQ(fsm.on_subscribed(0, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_subscribed(1, 0, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_subscribed(2, 0, h.now).what, kind::sleep);
+    EXPECT_TRUE(fsm.waking_early());
+}
+
 TEST(acquire_fsm_handoff, never_later_than_the_backoff) {
     harness h;
     h.options.retry.backoff_initial = 1ms;

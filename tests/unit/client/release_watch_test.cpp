@@ -1,0 +1,66 @@
+#include "client/release_watch.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace {
+
+using redlock::lock_mode;
+using redlock::node_address;
+using redlock::detail::release_listener;
+using redlock::detail::release_watch;
+using redlock::detail::subscription_events;
+using redlock::detail::subscription_link;
+
+/// Records the generation of every SUBSCRIBE of a release channel.
+struct fake_link final : subscription_link {
+    std::map<std::string, std::uint64_t>* sent;
+    explicit fake_link(std::map<std::string, std::uint64_t>& s)
+        : sent(&s) {}
+    void subscribe(const std::string& channel, std::uint64_t generation) override {
+        if (generation != 0) {
+            (*sent)[channel] = generation;
+        }
+    }
+    void unsubscribe(const std::string&) override {}
+    void shutdown() override {}
+};
+
+struct listener final : release_listener {
+    std::size_t subscribed = 0;
+    void on_released(std::size_t, std::size_t) override {}
+    void on_subscribed(std::size_t, std::size_t) override { ++subscribed; }
+    void on_subscription_lost(std::size_t) override {}
+    void on_local_grant(lock_mode) override {}
+};
+
+TEST(release_watch, a_refused_subscribe_touches_only_its_own_key) {
+    std::map<std::string, std::uint64_t> sent;
+    subscription_events* events = nullptr;
+    release_watch watch({node_address{}}, [&](std::size_t, subscription_events& e) {
+        events = &e;
+        return std::make_unique<fake_link>(sent);
+    });
+    listener a;
+    listener b;
+    watch.watch("a", &a);
+    watch.watch("b", &b);
+    ASSERT_NE(events, nullptr);
+    events->on_subscribe_failed(0, sent.at("redlock:released:a"));
+    // Refused: subscribed again by the waiter's next sleep, under a new generation.
+    const auto first = sent.at("redlock:released:a");
+    watch.watch("a", &a);
+    EXPECT_NE(sent.at("redlock:released:a"), first);
+    // The other key's SUBSCRIBE is still in flight: its confirmation counts.
+    events->on_subscribed(0, "redlock:released:b", sent.at("redlock:released:b"));
+    EXPECT_TRUE(watch.confirmed("b", 0));
+    EXPECT_EQ(b.subscribed, 1u);
+    // A late refusal of the first generation changes nothing for the second.
+    events->on_subscribe_failed(0, first);
+    events->on_subscribed(0, "redlock:released:a", sent.at("redlock:released:a"));
+    EXPECT_TRUE(watch.confirmed("a", 0));
+    EXPECT_EQ(a.subscribed, 1u);
+}
+
+} // namespace
