@@ -30,6 +30,7 @@ struct fake_link final : subscription_link {
 struct listener final : release_listener {
     std::size_t subscribed = 0;
     void on_released(std::size_t, std::size_t) override {}
+    void on_released_everywhere(std::size_t) override {}
     void on_subscribed(std::size_t, std::size_t) override { ++subscribed; }
     void on_subscription_lost(std::size_t) override {}
     void on_local_grant(lock_mode) override {}
