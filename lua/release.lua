@@ -1,16 +1,19 @@
 -- Compare-and-delete: remove only what our token holds, so that a holder whose lock
 -- expired can never delete the next holder's lock.
--- KEYS[1..n] lock keys (n >= 1), ARGV[1] token.
+-- KEYS[1..n] lock keys (n >= 1), ARGV[1] token, ARGV[2] (optional) the release's
+-- announcement: what the PUBLISH says, so that the releasing client, which told its own
+-- waiters already, recognises it.
 -- Per key: a string equal to the token is deleted; a lock hash (readers or permits) loses
 -- the token's field, expired or not, then its expired holders, and goes with its last
 -- holder or expires with its latest remaining one; anything else is left alone. Where
--- something of ours went, PUBLISH '' on 'redlock:released:' .. key so that waiters retry
--- at once.
+-- something of ours went, PUBLISH the announcement (or '') on 'redlock:released:' .. key
+-- so that waiters retry at once.
 -- Returns 1 when the token held every key (unexpired), 0 otherwise.
 -- A plain lock is probed with GET, not TYPE: its release keeps working for an ACL user
 -- with only the plain lock's commands (docs/security.md), as does the PUBLISH, which such
 -- a user may not send (pcall: waiters then fall back to their backoff).
 local token = ARGV[1]
+local announcement = ARGV[2] or ''
 if #KEYS < 1 or not token then
     return redis.error_reply('ERR release.lua: KEYS = lock keys (at least one), ARGV[1] = token')
 end
@@ -95,7 +98,7 @@ for _, key in ipairs(KEYS) do
         all = 0
     end
     if removed then
-        redis.pcall('PUBLISH', 'redlock:released:' .. key, '')
+        redis.pcall('PUBLISH', 'redlock:released:' .. key, announcement)
     end
 end
 return all

@@ -153,13 +153,13 @@ void client::start_release(lock held, asio::any_completion_handler<release_signa
     asio::post(impl_->strand(),
                [impl = impl_, held = std::move(held), ttl, done = std::move(done)]() mutable {
                    const auto key = held.key();
-                   std::make_shared<detail::round_op<detail::release_traits>>(impl, std::move(held),
-                                                                              ttl, std::move(done))
-                       ->start();
+                   const auto op = std::make_shared<detail::round_op<detail::release_traits>>(
+                       impl, std::move(held), ttl, std::move(done));
+                   op->start();
                    // The release is queued on every connection now: a waiter of this client that
                    // sends its SETs from here on has them run right behind it on every node,
                    // without waiting for the release's reply or its notification.
-                   impl->releases().released_here(key);
+                   impl->releases().released_here(key, op->announcement());
                });
 }
 

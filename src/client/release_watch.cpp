@@ -83,11 +83,18 @@ void release_watch::unwatch(const std::string& key, release_listener* waiter) {
     keys_.erase(it);
 }
 
-void release_watch::released_here(const std::string& key) {
+void release_watch::released_here(const std::string& key, const std::string& announcement) {
     const auto it = keys_.find(key);
     if (it == keys_.end()) {
         return;
     }
+    // A few suffice: each is heard within a round trip of its release.
+    constexpr std::size_t remembered = 8;
+    auto& announced = it->second.announced;
+    if (announced.size() == remembered) {
+        announced.erase(announced.begin());
+    }
+    announced.push_back(announcement);
     const auto waiters = it->second.waiters;
     for (std::size_t i = 0; i < waiters.size(); ++i) {
         waiters[i]->on_released_everywhere(i);
@@ -175,6 +182,11 @@ void release_watch::on_message(std::size_t node, std::string_view channel,
     }
     const auto it = keys_.find(std::string(key_of(node, channel)));
     if (it == keys_.end()) {
+        return;
+    }
+    const auto& announced = it->second.announced;
+    if (release && !payload.empty() &&
+        std::find(announced.begin(), announced.end(), payload) != announced.end()) {
         return;
     }
     const auto waiters = it->second.waiters;

@@ -54,8 +54,9 @@ public:
     void watch(const std::string& key, release_listener* waiter);
     void unwatch(const std::string& key, release_listener* waiter);
     /// A release of `key` by this client was just queued on every node's connection: its
-    /// waiters are told as if every node had announced it.
-    void released_here(const std::string& key);
+    /// waiters are told as if every node had announced it, and when the nodes do (with
+    /// `announcement`), that is not news.
+    void released_here(const std::string& key, const std::string& announcement);
     /// `winner` got `key` as a holder of mode `mode`: the other local waiters are told.
     void granted(const std::string& key, const release_listener* winner, lock_mode mode);
     /// Whether some waiter waits for `key`.
@@ -71,6 +72,10 @@ private:
         std::vector<release_listener*> waiters; ///< in the order they started to wait
         std::vector<sub> nodes;
         std::vector<std::uint64_t> generation; ///< of the SUBSCRIBE in flight or in force
+        /// The latest releases of the key by this client, told already: their
+        /// announcements, heard after a waiter got the key, would wake the next one early
+        /// for a refusal.
+        std::vector<std::string> announced;
     };
 
     void subscribe(const std::string& key, key_state& k, std::size_t node);

@@ -30,12 +30,16 @@ public:
         , recreate_(recreate)
         , ttl_text_(std::to_string(ttl.count()))
         , kind_text_(kind_argument(held_.options()))
+        , announcement_(Traits::sends_ttl ? std::string() : announcement_text(impl_->next_random()))
         , fsm_(Traits::make_fsm(impl_->node_count(), held_, ttl))
         , completion_(std::move(done)) {
         Traits::attach(*impl_, held_);
     }
 
     ~round_op() override { Traits::detach(*impl_, held_); }
+
+    /// A release's: what its nodes publish where they removed something of ours.
+    const std::string& announcement() const noexcept { return announcement_; }
 
     void start() {
         if (impl_->shut_down()) {
@@ -96,7 +100,8 @@ public:
 private:
     command call(bool as_eval) const {
         if (!Traits::sends_ttl) {
-            return script_call(Traits::to_run(), as_eval, {held_.keys()}, {held_.token()});
+            return script_call(Traits::to_run(), as_eval, {held_.keys()},
+                               {held_.token(), announcement_});
         }
         return script_call(Traits::to_run(), as_eval, {held_.keys()},
                            {held_.token(), ttl_text_, recreate_ ? "1" : "0", kind_text_});
@@ -194,6 +199,7 @@ private:
     bool recreate_;
     std::string ttl_text_;
     std::string kind_text_;
+    std::string announcement_;
     typename Traits::fsm fsm_;
     completion<signature> completion_;
     bool succeeded_ = false;

@@ -4,6 +4,7 @@
 #include "redlock/error.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ std::string kind_argument(const lock_options& options) {
         break;
     }
     return {};
+}
+
+std::string announcement_text(std::uint64_t random) {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(random));
+    return text;
 }
 
 std::string_view small_decimal(std::size_t n) {

@@ -41,6 +41,10 @@ command script_call(const script& s, bool as_eval, script_keys keys,
 /// "shared", or a semaphore's permit count in decimal.
 std::string kind_argument(const lock_options& options);
 
+/// What release.lua publishes for one release: 16 hex digits of `random`, unique among the
+/// releases of every client of a key for as long as their announcements are in flight.
+std::string announcement_text(std::uint64_t random);
+
 /// `n` in decimal, for numkeys and small counts: a view of a string that lives forever.
 std::string_view small_decimal(std::size_t n);
 

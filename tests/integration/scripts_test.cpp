@@ -119,6 +119,12 @@ TEST_F(scripts_test, release_deletes_only_our_string_and_publishes_on_its_channe
 
     EXPECT_TRUE(node.eval(release_script, {k}, {token(1)}).is_integer(0)) << "already gone";
     EXPECT_TRUE(listener.messages().empty());
+
+    // A client's release says which one it was, so that the client knows its own.
+    node.call({"SET", k, token(1), "PX", "10000"});
+    EXPECT_TRUE(node.eval(release_script, {k}, {token(1), "00c0ffee00c0ffee"}).is_integer(1));
+    EXPECT_EQ(listener.messages(),
+              std::vector<std::string>{"redlock:released:" + k + " 00c0ffee00c0ffee"});
 }
 
 TEST_F(scripts_test, release_of_several_keys_removes_ours_and_says_whether_it_held_them_all) {

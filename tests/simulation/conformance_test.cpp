@@ -6,6 +6,7 @@
 // are compared in ticks from the start of the sequence.
 #include "sim_node.hpp"
 #include "support/script_node.hpp"
+#include "transport/commands.hpp"
 
 #include <redlock/fencing.hpp>
 
@@ -114,7 +115,11 @@ sequence make_sequence(std::uint64_t seed, const std::string& prefix) {
             case 6:
             case 16:
             case 17:
-                ops.push_back({script_call(detail::release_script, some_locks(), {token})});
+                // With an announcement (a client's release) or without (a cleanup's).
+                ops.push_back({pick(2) == 0
+                                   ? script_call(detail::release_script, some_locks(), {token})
+                                   : script_call(detail::release_script, some_locks(),
+                                                 {token, detail::announcement_text(seed)})});
                 break;
             case 7:
             case 8: {
@@ -236,8 +241,8 @@ std::optional<std::string> compare(std::uint64_t seed, int attempt, long long& c
     world w(seed, false);
     sim_node simulated(w, 0, drift_clock{0, 1.0}, {});
     std::vector<std::string> sim_published;
-    simulated.on_publish = [&](const std::string& channel) {
-        sim_published.push_back(channel + " ");
+    simulated.on_publish = [&](const std::string& channel, const std::string& payload) {
+        sim_published.push_back(channel + " " + payload);
     };
 
     const auto time = real.call({"TIME"});

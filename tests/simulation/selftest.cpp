@@ -81,7 +81,9 @@ TEST(SimNode, HoldersExpireOnTheNodesClockAndReleasesArePublished) {
     world w(1, false);
     sim_node n(w, 0, drift_clock{0, 2.0}, {});
     std::vector<std::string> published;
-    n.on_publish = [&](const std::string& channel) { published.push_back(channel); };
+    n.on_publish = [&](const std::string& channel, const std::string& payload) {
+        published.push_back(channel + " " + payload);
+    };
     const std::string holders(detail::holders_acquire_script.text);
     const std::string release(detail::release_script.text);
     EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t1/0", "100", "2"}), ":1\r\n");
@@ -90,9 +92,9 @@ TEST(SimNode, HoldersExpireOnTheNodesClockAndReleasesArePublished) {
     w.at(50 * ms, -1, [] {}); // 100 ms on the node's clock
     w.run(nullptr, sec);
     EXPECT_EQ(run(n, {"EVAL", holders, "1", "k", "t3/0", "300", "2"}), ":1\r\n");
-    EXPECT_EQ(run(n, {"EVAL", release, "1", "k", "t2/1"}), ":1\r\n");
+    EXPECT_EQ(run(n, {"EVAL", release, "1", "k", "t2/1", "a1"}), ":1\r\n");
     EXPECT_EQ(run(n, {"EVAL", release, "1", "k", "t2/1"}), ":0\r\n");
-    EXPECT_EQ(published, std::vector<std::string>{"redlock:released:k"});
+    EXPECT_EQ(published, std::vector<std::string>{"redlock:released:k a1"});
     w.at(200 * ms, -1, [] {}); // t3's deadline, 400 ms on the node's clock
     w.run(nullptr, sec);
     EXPECT_EQ(run(n, {"TYPE", "k"}), "+none\r\n");

@@ -513,16 +513,16 @@ void sim_node::settle(const std::string& key) {
     }
 }
 
-void sim_node::publish_release(const std::string& key) {
+void sim_node::publish_release(const std::string& key, const std::string& payload) {
     const auto channel = "redlock:released:" + key;
-    SIM_TRACE(world_, name(), "PUBLISH " + channel);
+    SIM_TRACE(world_, name(), "PUBLISH " + channel + " " + payload);
     if (on_publish) {
-        on_publish(channel);
+        on_publish(channel, payload);
     }
     if (const auto it = channels_.find(channel); it != channels_.end()) {
         const auto sinks = it->second; // a sink may unsubscribe
         for (const auto& [id, sink] : sinks) {
-            sink(channel);
+            sink(channel, payload);
         }
     }
 }
@@ -533,6 +533,7 @@ sim_node::reply sim_node::release(const std::vector<std::string>& keys,
         return error("ERR release.lua: KEYS = lock keys (at least one), ARGV[1] = token");
     }
     const auto& token = argv[0];
+    const std::string announcement = argv.size() > 1 ? argv[1] : std::string();
     long long all = 1;
     for (const auto& key : keys) {
         bool removed = false;
@@ -563,7 +564,7 @@ sim_node::reply sim_node::release(const std::vector<std::string>& keys,
             if (on_delete) {
                 on_delete(key, token);
             }
-            publish_release(key);
+            publish_release(key, announcement);
         }
     }
     return integer(all);
@@ -846,7 +847,7 @@ sim_node::reply sim_node::force_release(const std::vector<std::string>& keys) {
         const auto* e = find(key);
         if (e && ((e->type == kind::string && e->expire_at >= 0) || lock_hash(*e))) {
             data_.erase(key);
-            publish_release(key);
+            publish_release(key, "");
             ++deleted;
         }
     }

@@ -57,9 +57,10 @@ public:
     std::map<std::uint64_t, std::function<void()>> on_crash;
 
     /// Pub/sub: release.lua PUBLISHes on redlock:released:<key> when it deletes. A sink gets
-    /// the channel of each message published while it is subscribed; subscriptions are lost
-    /// on crash (the connections break).
-    using message_sink = std::function<void(const std::string& channel)>;
+    /// the channel and payload of each message published while it is subscribed;
+    /// subscriptions are lost on crash (the connections break).
+    using message_sink =
+        std::function<void(const std::string& channel, const std::string& payload)>;
     void subscribe(const std::string& channel, std::uint64_t subscriber, message_sink sink);
     void unsubscribe(const std::string& channel, std::uint64_t subscriber);
     void unsubscribe_all(std::uint64_t subscriber);
@@ -68,7 +69,7 @@ public:
     std::function<void(const std::string&)> on_note;
 
     /// A script's PUBLISH on a release channel ("redlock:released:" + key), when it runs.
-    std::function<void(const std::string& channel)> on_publish;
+    std::function<void(const std::string& channel, const std::string& payload)> on_publish;
 
     /// The node's TIME in milliseconds since the epoch: its own drifting clock, offset so
     /// that it reads like a real node's (the holders' deadlines are in it).
@@ -108,7 +109,7 @@ private:
     /// holder, or sets its expiry to the latest remaining deadline.
     void settle(const std::string& key);
     void expire_at_ms(entry& e, double deadline_ms) const;
-    void publish_release(const std::string& key);
+    void publish_release(const std::string& key, const std::string& payload);
 
     reply release(const std::vector<std::string>& keys, const std::vector<std::string>& argv,
                   bool via_eval);

@@ -56,11 +56,12 @@ public:
             if (!self || self->shut_ || connection != self->connection_ || !self->node_.up()) {
                 return; // the cut reported it
             }
-            self->node_.subscribe(channel, self->id_, [weak](const std::string& ch) {
-                if (auto s = weak.lock()) {
-                    s->published(ch);
-                }
-            });
+            self->node_.subscribe(channel, self->id_,
+                                  [weak](const std::string& ch, const std::string& payload) {
+                                      if (auto s = weak.lock()) {
+                                          s->published(ch, payload);
+                                      }
+                                  });
             self->deliver(connection, [channel, generation](subscriber_core& s) {
                 s.pending_.erase(generation);
                 s.events_->on_subscribed(s.index_, channel, generation);
@@ -126,13 +127,14 @@ private:
         return last_arrival_;
     }
 
-    void published(const std::string& channel) {
+    void published(const std::string& channel, const std::string& payload) {
         if (chance(faults_.lost_rate)) {
             SIM_TRACE(w_, who_, "notification lost: " + channel);
             return;
         }
-        deliver(connection_,
-                [channel](subscriber_core& s) { s.events_->on_message(s.index_, channel, ""); });
+        deliver(connection_, [channel, payload](subscriber_core& s) {
+            s.events_->on_message(s.index_, channel, payload);
+        });
     }
 
     /// Runs `what` on the client's strand once it crossed back, in order with everything

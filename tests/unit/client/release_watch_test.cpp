@@ -29,8 +29,10 @@ struct fake_link final : subscription_link {
 
 struct listener final : release_listener {
     std::size_t subscribed = 0;
-    void on_released(std::size_t, std::size_t) override {}
-    void on_released_everywhere(std::size_t) override {}
+    std::size_t released = 0;
+    std::size_t released_here = 0;
+    void on_released(std::size_t, std::size_t) override { ++released; }
+    void on_released_everywhere(std::size_t) override { ++released_here; }
     void on_subscribed(std::size_t, std::size_t) override { ++subscribed; }
     void on_subscription_lost(std::size_t) override {}
     void on_local_grant(lock_mode) override {}
@@ -62,6 +64,32 @@ TEST(release_watch, a_refused_subscribe_touches_only_its_own_key) {
     events->on_subscribed(0, "redlock:released:a", sent.at("redlock:released:a"));
     EXPECT_TRUE(watch.confirmed("a", 0));
     EXPECT_EQ(a.subscribed, 1u);
+}
+
+TEST(release_watch, the_nodes_announcing_a_release_of_this_client_tell_nothing_new) {
+    std::map<std::string, std::uint64_t> sent;
+    subscription_events* events = nullptr;
+    release_watch watch({node_address{}, node_address{}}, [&](std::size_t, subscription_events& e) {
+        events = &e;
+        return std::make_unique<fake_link>(sent);
+    });
+    listener waiter;
+    watch.watch("k", &waiter);
+    ASSERT_NE(events, nullptr);
+    watch.released_here("k", "00000000000000a1");
+    EXPECT_EQ(waiter.released_here, 1u);
+    // Its announcements, heard after a neighbour got the key, would wake the waiter for a
+    // refusal.
+    events->on_message(0, "redlock:released:k", "00000000000000a1");
+    events->on_message(1, "redlock:released:k", "00000000000000a1");
+    EXPECT_EQ(waiter.released, 0u);
+    // Another client's release, or a cleanup's (no announcement), is news.
+    events->on_message(0, "redlock:released:k", "00000000000000b2");
+    events->on_message(1, "redlock:released:k", "");
+    EXPECT_EQ(waiter.released, 2u);
+    // An expiry (keyspace notification) is news whatever its payload.
+    events->on_message(0, "__keyspace@0__:k", "expired");
+    EXPECT_EQ(waiter.released, 3u);
 }
 
 } // namespace
