@@ -70,8 +70,21 @@ void release_watch::unwatch(const std::string& key, release_listener* waiter) {
         return;
     }
     auto& waiters = it->second.waiters;
-    waiters.erase(std::remove(waiters.begin(), waiters.end(), waiter), waiters.end());
+    const auto gone = std::find(waiters.begin(), waiters.end(), waiter);
+    if (gone == waiters.end()) {
+        return;
+    }
+    const auto from = static_cast<std::size_t>(gone - waiters.begin());
+    waiters.erase(gone);
     if (!waiters.empty()) {
+        // Only the oldest waiter of an exclusive lock wakes on a release: one that leaves
+        // without the key (cancelled, out of attempts or budget) may have been woken by a
+        // release that the next one heard too and let pass, leaving it to sleep out its
+        // backoff while the key is free. A copy: a waiter told may wake, finish, unwatch.
+        const auto behind = std::vector<release_listener*>(waiters.begin() + from, waiters.end());
+        for (std::size_t i = 0; i < behind.size(); ++i) {
+            behind[i]->on_moved_up(from + i);
+        }
         return;
     }
     for (std::size_t node = 0; node < addresses_.size(); ++node) {

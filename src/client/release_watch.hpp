@@ -26,6 +26,8 @@ public:
     virtual void on_subscription_lost(std::size_t node) = 0;
     /// Another local waiter of the key got it, as a holder of mode `winner`.
     virtual void on_local_grant(lock_mode winner) = 0;
+    /// A waiter ahead of this one stopped waiting: `position` is this one's now.
+    virtual void on_moved_up(std::size_t position) = 0;
 
 protected:
     ~release_listener() = default;

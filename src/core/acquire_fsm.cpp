@@ -291,6 +291,14 @@ acquire_action acquire_fsm::on_released_everywhere(std::size_t position, clock::
     return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
 }
 
+acquire_action acquire_fsm::on_moved_up(std::size_t position, clock::time_point now) {
+    if (state_ == state::finished || state_ == state::idle) {
+        return {};
+    }
+    position_ = position;
+    return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
+}
+
 acquire_action acquire_fsm::on_subscribed(std::size_t node, std::size_t position,
                                           clock::time_point now) {
     subscribed_.at(node) = true;

@@ -92,6 +92,9 @@ public:
     /// a wake does not begin an attempt that the remaining announcements would then be
     /// taken to follow.
     acquire_action on_released_everywhere(std::size_t position, clock::time_point now);
+    /// A waiter ahead of this one stopped waiting: `position` is this one's now. Releases it
+    /// heard but let pass for an older waiter wake it if it is the oldest now.
+    acquire_action on_moved_up(std::size_t position, clock::time_point now);
     /// The subscription to `node`'s release channel of the key is confirmed: every release
     /// there from now on is announced to us.
     acquire_action on_subscribed(std::size_t node, std::size_t position, clock::time_point now);

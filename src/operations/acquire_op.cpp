@@ -192,6 +192,10 @@ void acquire_op::on_local_grant(lock_mode winner) {
     act(fsm_.on_local_grant());
 }
 
+void acquire_op::on_moved_up(std::size_t position) {
+    act(fsm_.on_moved_up(position, now()));
+}
+
 void acquire_op::send_sets() {
     for (std::size_t node = 0; node < impl_->node_count(); ++node) {
         send_set(node, {fsm_.attempt(), command_kind::set, node}, false);

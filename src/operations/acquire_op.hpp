@@ -54,6 +54,7 @@ private:
     void on_subscribed(std::size_t node, std::size_t position) override;
     void on_subscription_lost(std::size_t node) override;
     void on_local_grant(lock_mode winner) override;
+    void on_moved_up(std::size_t position) override;
 
     std::vector<std::string> keys_;
     /// The token of the attempt in flight (or the last one). Each attempt draws its own: a

@@ -31,11 +31,13 @@ struct listener final : release_listener {
     std::size_t subscribed = 0;
     std::size_t released = 0;
     std::size_t released_here = 0;
+    std::size_t moved_up = 0;
     void on_released(std::size_t, std::size_t) override { ++released; }
     void on_released_everywhere(std::size_t) override { ++released_here; }
     void on_subscribed(std::size_t, std::size_t) override { ++subscribed; }
     void on_subscription_lost(std::size_t) override {}
     void on_local_grant(lock_mode) override {}
+    void on_moved_up(std::size_t) override { ++moved_up; }
 };
 
 TEST(release_watch, a_refused_subscribe_touches_only_its_own_key) {
@@ -90,6 +92,29 @@ TEST(release_watch, the_nodes_announcing_a_release_of_this_client_tell_nothing_n
     // An expiry (keyspace notification) is news whatever its payload.
     events->on_message(0, "__keyspace@0__:k", "expired");
     EXPECT_EQ(waiter.released, 3u);
+}
+
+TEST(release_watch, a_waiter_leaving_moves_the_ones_behind_it_up) {
+    std::map<std::string, std::uint64_t> sent;
+    release_watch watch({node_address{}}, [&](std::size_t, subscription_events&) {
+        return std::make_unique<fake_link>(sent);
+    });
+    listener first;
+    listener second;
+    listener third;
+    watch.watch("k", &first);
+    watch.watch("k", &second);
+    watch.watch("k", &third);
+    // The oldest leaves (woken by a release, then out of attempts): the next one may be
+    // the one to use that release now.
+    watch.unwatch("k", &first);
+    EXPECT_EQ(second.moved_up, 1u);
+    EXPECT_EQ(third.moved_up, 1u);
+    EXPECT_EQ(watch.position("k", &second), 0u);
+    // The youngest leaving moves no one; a waiter not watching is no one's business.
+    watch.unwatch("k", &third);
+    watch.unwatch("k", &first);
+    EXPECT_EQ(second.moved_up, 1u);
 }
 
 } // namespace

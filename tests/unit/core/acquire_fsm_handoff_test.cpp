@@ -128,6 +128,32 @@ TEST(acquire_fsm_handoff, only_the_oldest_waiter_for_an_exclusive_lock_wakes_ear
     EXPECT_LT(early.at, sleep.at);
 }
 
+TEST(acquire_fsm_handoff, a_release_let_pass_for_an_older_waiter_wakes_it_once_that_one_left) {
+    harness h;
+    auto fsm = h.make();
+    const auto sleep = waiting(fsm, h.now);
+    for (std::size_t n = 0; n < 5; ++n) {
+        EXPECT_EQ(fsm.on_released(n, 1, h.now).what, kind::wait);
+    }
+    // The oldest, woken by that release, gives up without the key (cancelled, out of
+    // attempts): the key is free and no further release will say so.
+    const auto early = fsm.on_moved_up(0, h.now + 1ms);
+    ASSERT_EQ(early.what, kind::sleep);
+    EXPECT_EQ(early.at, h.now + 1ms);
+    EXPECT_LT(early.at, sleep.at);
+}
+
+TEST(acquire_fsm_handoff, moving_up_after_a_local_grant_waits_for_the_next_release) {
+    harness h;
+    auto fsm = h.make();
+    waiting(fsm, h.now);
+    EXPECT_EQ(fsm.on_released_everywhere(1, h.now).what, kind::wait);
+    // The oldest got the key: the release is used up.
+    EXPECT_EQ(fsm.on_local_grant().what, kind::wait);
+    EXPECT_EQ(fsm.on_moved_up(0, h.now + 1ms).what, kind::wait);
+    EXPECT_FALSE(fsm.waking_early());
+}
+
 TEST(acquire_fsm_handoff, a_release_by_this_client_wakes_the_oldest_at_once) {
     harness h;
     auto fsm = h.make();
