@@ -108,10 +108,9 @@ void release_watch::released_here(const std::string& key, const std::string& ann
         announced.erase(announced.begin());
     }
     announced.push_back(announcement);
-    const auto waiters = it->second.waiters;
-    for (std::size_t i = 0; i < waiters.size(); ++i) {
-        waiters[i]->on_released_everywhere(i);
-    }
+    tell_in_order(it->second, [](release_listener& w, std::size_t position) {
+        w.on_released_everywhere(position);
+    });
 }
 
 void release_watch::granted(const std::string& key, const release_listener* winner,
@@ -167,10 +166,9 @@ void release_watch::on_subscribed(std::size_t node, std::string_view channel,
         return;
     }
     it->second.nodes[node] = sub::confirmed;
-    const auto waiters = it->second.waiters;
-    for (std::size_t i = 0; i < waiters.size(); ++i) {
-        waiters[i]->on_subscribed(node, i);
-    }
+    tell_in_order(it->second, [node](release_listener& w, std::size_t position) {
+        w.on_subscribed(node, position);
+    });
 }
 
 void release_watch::on_subscribe_failed(std::size_t node, std::uint64_t generation) {
@@ -202,10 +200,9 @@ void release_watch::on_message(std::size_t node, std::string_view channel,
         std::find(announced.begin(), announced.end(), payload) != announced.end()) {
         return;
     }
-    const auto waiters = it->second.waiters;
-    for (std::size_t i = 0; i < waiters.size(); ++i) {
-        waiters[i]->on_released(node, i);
-    }
+    tell_in_order(it->second, [node](release_listener& w, std::size_t position) {
+        w.on_released(node, position);
+    });
 }
 
 void release_watch::on_subscriptions_lost(std::size_t node) {

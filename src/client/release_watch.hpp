@@ -81,6 +81,15 @@ private:
     };
 
     void subscribe(const std::string& key, key_state& k, std::size_t node);
+    /// Calls `tell(waiter, position)` for each waiter of `k`, oldest first. Over a copy: a
+    /// waiter told may wake, finish and unwatch.
+    template <typename Tell>
+    static void tell_in_order(const key_state& k, Tell tell) {
+        const auto waiters = k.waiters;
+        for (std::size_t i = 0; i < waiters.size(); ++i) {
+            tell(*waiters[i], i);
+        }
+    }
     std::string keyspace_channel(std::size_t node, const std::string& key) const;
     /// The key a channel of ours is about, or empty.
     std::string_view key_of(std::size_t node, std::string_view channel) const;

@@ -45,7 +45,7 @@ acquire_action acquire_fsm::start_behind_waiters(clock::time_point now) {
     freed_.assign(votes_.nodes(), false);
     // The sleep after a first refusal, drawn as covered sleeps are.
     const auto ceiling = backoff_ceiling(0, retry.backoff_initial, retry.backoff_max);
-    const auto wake = now + ceiling / 2 + full_jitter(ceiling - ceiling / 2, random_());
+    const auto wake = now + upper_half_jitter(ceiling, random_());
     if (retry.wait_budget.count() != 0 && wake >= call_start_ + retry.wait_budget) {
         return begin_attempt(now);
     }
@@ -255,9 +255,8 @@ acquire_action acquire_fsm::after_cleanup(clock::time_point now) {
     // Where a quorum of nodes will announce the release, the backoff is only the fallback:
     // drawn from the upper half of its range, so that waiters do not poll while the handoff
     // serves them (full jitter would wake many of them long before their turn).
-    const auto wake =
-        now + (covered_quorum() ? ceiling / 2 + full_jitter(ceiling - ceiling / 2, random_())
-                                : full_jitter(ceiling, random_()));
+    const auto wake = now + (covered_quorum() ? upper_half_jitter(ceiling, random_())
+                                              : full_jitter(ceiling, random_()));
     if (retry.wait_budget.count() != 0 && wake >= call_start_ + retry.wait_budget) {
         return finish(failure_);
     }
@@ -278,8 +277,7 @@ acquire_action acquire_fsm::on_released(std::size_t node, std::size_t position,
     // Also while the attempt is still out: the announcement may overtake the refusal it
     // follows (they come on different connections).
     freed_.at(node) = true;
-    position_ = position;
-    return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
+    return reconsider(position, now);
 }
 
 acquire_action acquire_fsm::on_released_everywhere(std::size_t position, clock::time_point now) {
@@ -287,21 +285,23 @@ acquire_action acquire_fsm::on_released_everywhere(std::size_t position, clock::
         return {};
     }
     freed_.assign(votes_.nodes(), true);
-    position_ = position;
-    return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
+    return reconsider(position, now);
 }
 
 acquire_action acquire_fsm::on_moved_up(std::size_t position, clock::time_point now) {
     if (state_ == state::finished || state_ == state::idle) {
         return {};
     }
-    position_ = position;
-    return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
+    return reconsider(position, now);
 }
 
 acquire_action acquire_fsm::on_subscribed(std::size_t node, std::size_t position,
                                           clock::time_point now) {
     subscribed_.at(node) = true;
+    return reconsider(position, now);
+}
+
+acquire_action acquire_fsm::reconsider(std::size_t position, clock::time_point now) {
     position_ = position;
     return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
 }

@@ -130,6 +130,9 @@ private:
     enum class state { idle, attempting, raising, cleaning_up, sleeping, finished };
 
     acquire_action begin_attempt(clock::time_point now);
+    /// What the handoff heard changed, or this waiter's place among its client's waiters:
+    /// a sleeping waiter may wake early now.
+    acquire_action reconsider(std::size_t position, clock::time_point now);
     acquire_action decide(clock::time_point now);
     acquire_action begin_raise(clock::time_point now);
     acquire_action decide_raise(clock::time_point now);

@@ -25,4 +25,8 @@ microseconds full_jitter(microseconds ceiling, std::uint64_t random_bits) noexce
     return microseconds(static_cast<microseconds::rep>(random_bits % span));
 }
 
+microseconds upper_half_jitter(microseconds ceiling, std::uint64_t random_bits) noexcept {
+    return ceiling / 2 + full_jitter(ceiling - ceiling / 2, random_bits);
+}
+
 } // namespace redlock::detail

@@ -15,6 +15,11 @@ std::chrono::microseconds backoff_ceiling(unsigned retry, std::chrono::microseco
 std::chrono::microseconds full_jitter(std::chrono::microseconds ceiling,
                                       std::uint64_t random_bits) noexcept;
 
+/// A uniform draw in [ceiling / 2, ceiling]: the fallback sleep of a waiter whose wake-up
+/// will be announced, which should not poll long before its turn.
+std::chrono::microseconds upper_half_jitter(std::chrono::microseconds ceiling,
+                                            std::uint64_t random_bits) noexcept;
+
 } // namespace redlock::detail
 
 #endif
