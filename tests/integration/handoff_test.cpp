@@ -273,13 +273,17 @@ TEST_F(nodes_test, a_hostile_node_on_the_subscriber_connection_costs_only_its_no
         o.retry.wait_budget = 10s;
         o.retry.backoff_initial = 2s;
         o.retry.backoff_max = 2s;
+        struct outcome {
+            std::error_code acquired;
+            std::error_code released;
+        };
         auto waited = std::async(std::launch::async, [&] {
-            std::error_code wait_ec;
-            auto got = waiter.acquire("handoff-hostile", o, wait_ec);
-            if (!wait_ec) {
-                waiter.release(got.lock, wait_ec);
+            outcome out;
+            auto got = waiter.acquire("handoff-hostile", o, out.acquired);
+            if (!out.acquired) {
+                waiter.release(got.lock, out.released);
             }
-            return wait_ec;
+            return out;
         });
         EXPECT_TRUE(eventually([&] { return first.lock_commands() + second.lock_commands() > 4; }));
         std::this_thread::sleep_for(100ms);
@@ -287,8 +291,17 @@ TEST_F(nodes_test, a_hostile_node_on_the_subscriber_connection_costs_only_its_no
         // Woken by the three real nodes' notifications, long before the 2 s backoff.
         const auto released = clock_type::now();
         ASSERT_EQ(waited.wait_for(5s), std::future_status::ready);
-        EXPECT_FALSE(waited.get());
+        const auto out = waited.get();
+        EXPECT_FALSE(out.acquired) << out.acquired.message();
         EXPECT_LT(clock_type::now() - released, 1500ms);
+        // Impostors that answer OK to every SET are two lying votes: woken by the first real
+        // node's notification, the waiter can be granted by that node and the two of them while
+        // the holder's deletes are still landing on the other real nodes. Its release then
+        // finds its token on one node only and says so. Any other outcome is a fault.
+        if (m == hostile_server::mode::unsolicited && out.released == errc::lock_lost) {
+            continue;
+        }
+        EXPECT_FALSE(out.released) << out.released.message();
     }
     EXPECT_TRUE(all_keys_gone());
 }
