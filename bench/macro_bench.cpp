@@ -3,12 +3,15 @@
 // client's event loop on its own thread, as a single-threaded service would, so no thread hand-off
 // is measured.
 #include "support/fault_proxy.hpp"
+#include "transport/scripts.hpp"
 
 #include <redlock/redlock.hpp>
 
 #include <benchmark/benchmark.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 
 #include <hiredis/hiredis.h>
 
@@ -226,6 +229,106 @@ void single_set_floor(benchmark::State& state) {
     report_percentiles(state, "single_set_floor", std::move(samples));
 }
 BENCHMARK(single_set_floor)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+/// The floor of a quorum round, with nothing of this library in between: the SET NX PX that
+/// acquire sends, then the release.lua call that release sends, each written to every node
+/// (blocking writes in node order) and done at the quorum's reply, as uncontended_release times
+/// its release right after an acquire done at quorum. Acquire and release above these rounds
+/// are the library's cost; these rounds above single_set_floor are the nodes' and the
+/// machine's. Times the release round; the SET round's p50 is a counter.
+void quorum_round_floor(benchmark::State& state) {
+    namespace ip = asio::ip;
+    const auto nodes = all_nodes();
+    const auto& release = redlock::detail::release_script;
+    asio::io_context io;
+    std::vector<ip::tcp::socket> sockets;
+    for (const auto& node : nodes) {
+        const auto colon = node.rfind(':');
+        // In the node's script cache, as a client connection's handshake leaves it.
+        if (auto* c =
+                redisConnect(node.substr(0, colon).c_str(), std::stoi(node.substr(colon + 1)))) {
+            const std::string text(release.text);
+            freeReplyObject(redisCommand(c, "SCRIPT LOAD %b", text.data(), text.size()));
+            redisFree(c);
+        }
+        auto& s = sockets.emplace_back(io);
+        boost::system::error_code ec;
+        s.connect({ip::make_address(node.substr(0, colon), ec),
+                   static_cast<unsigned short>(std::stoi(node.substr(colon + 1)))},
+                  ec);
+        if (!ec) {
+            s.set_option(ip::tcp::no_delay(true), ec);
+        }
+        if (ec) {
+            state.SkipWithError(("cannot reach " + node + ": " + ec.message()).c_str());
+            return;
+        }
+    }
+    auto resp = [](std::initializer_list<std::string_view> args) {
+        std::string out = "*" + std::to_string(args.size()) + "\r\n";
+        for (auto a : args) {
+            out += "$" + std::to_string(a.size()) + "\r\n";
+            out += a;
+            out += "\r\n";
+        }
+        return out;
+    };
+    // Every reply of these commands is one line; a node's replies are counted by their ends.
+    std::vector<int> awaited(sockets.size(), 0);
+    std::vector<std::array<char, 512>> buffers(sockets.size());
+    bool failed = false;
+    std::function<void(std::size_t)> read = [&](std::size_t n) {
+        sockets[n].async_read_some(
+            asio::buffer(buffers[n]), [&, n](boost::system::error_code ec, std::size_t length) {
+                const std::string_view got(buffers[n].data(), length);
+                if (ec || got.starts_with('-')) {
+                    failed = true;
+                    return;
+                }
+                for (auto at = got.find("\r\n"); at != std::string_view::npos;
+                     at = got.find("\r\n", at + 2)) {
+                    --awaited[n];
+                }
+                read(n);
+            });
+    };
+    for (std::size_t n = 0; n < sockets.size(); ++n) {
+        read(n);
+    }
+    const auto quorum = static_cast<int>(sockets.size() / 2 + 1);
+    auto round = [&](const std::string& command) {
+        const auto start = clock_type::now();
+        for (std::size_t n = 0; n < sockets.size(); ++n) {
+            ++awaited[n];
+            boost::system::error_code ec;
+            asio::write(sockets[n], asio::buffer(command), ec);
+            failed = failed || ec;
+        }
+        io.restart();
+        while (!failed && std::count(awaited.begin(), awaited.end(), 0) < quorum) {
+            io.run_one();
+        }
+        return clock_type::now() - start;
+    };
+    std::vector<double> set_rounds, release_rounds;
+    std::uint64_t i = 0;
+    for (auto _ : state) {
+        const auto key = "bench:floor:quorum:" + std::to_string(i++);
+        set_rounds.push_back(micros(round(resp({"SET", key, "token", "NX", "PX", "30000"}))));
+        const auto d =
+            round(resp({"EVALSHA", release.sha1, "1", key, "token", "0123456789abcdef"}));
+        release_rounds.push_back(micros(d));
+        state.SetIterationTime(std::chrono::duration<double>(d).count());
+        if (failed) {
+            state.SkipWithError("a node failed a command");
+            return;
+        }
+    }
+    std::sort(set_rounds.begin(), set_rounds.end());
+    state.counters["set_round_p50_us"] = set_rounds[set_rounds.size() / 2];
+    report_percentiles(state, "quorum_round_floor", std::move(release_rounds));
+}
+BENCHMARK(quorum_round_floor)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 /// `range(0)` chains, each acquiring and releasing its own key in a loop, for 2 s.
 void throughput_distinct_keys(benchmark::State& state) {
