@@ -18,6 +18,31 @@ void byte_stream::close() noexcept {
         socket_);
 }
 
+std::size_t byte_stream::write_now(boost::asio::const_buffer buffer,
+                                   boost::system::error_code& ec) {
+    ec = {};
+    return std::visit(
+        [&](auto& s) -> std::size_t {
+            if constexpr (std::is_same_v<std::decay_t<decltype(s)>, tls_socket>) {
+                return 0;
+            } else {
+                if (!s.non_blocking()) {
+                    s.non_blocking(true, ec);
+                    if (ec) {
+                        return 0;
+                    }
+                }
+                const auto written = s.write_some(buffer, ec);
+                if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) {
+                    ec = {};
+                    return 0;
+                }
+                return ec ? 0 : written;
+            }
+        },
+        socket_);
+}
+
 template <typename Socket>
 void open_close_on_exec(Socket& socket, const typename Socket::protocol_type& protocol,
                         boost::system::error_code& ec) {

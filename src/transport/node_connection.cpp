@@ -163,8 +163,22 @@ void node_connection::issue(std::string bytes, const std::shared_ptr<reply_targe
     if (target) {
         ++commands_awaited_;
     }
-    wire_->queued += bytes;
+    const bool quiet = wire_->replies.idle() && wire_->queued.empty() && !wire_->write_in_flight;
     wire_->replies.expect({target, tag, std::chrono::steady_clock::now()});
+    if (quiet) {
+        // Nothing awaited here: no other command is likely to join this one soon, so it
+        // leaves now rather than one scheduler step later (a tenth of an uncontended
+        // acquire or release). A connection with replies awaited is busy, and batches.
+        error_code ec;
+        const auto written = wire_->stream.write_now(asio::buffer(bytes), ec);
+        if (!ec && written == bytes.size()) {
+            watch_patience();
+            return;
+        }
+        // The rest, or all of it after a failure, which the write below then reports.
+        bytes.erase(0, written);
+    }
+    wire_->queued += bytes;
     schedule_flush();
     watch_patience();
 }
