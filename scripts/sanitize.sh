@@ -25,7 +25,8 @@ command -v clang++-14 >/dev/null || { echo "sanitize.sh: clang++-14 missing (apt
 build=${SANITIZE_BUILD_DIR:-$root/build-$kind}
 # Benchmarks and examples run no test: not built here (the main build compiles them).
 CXX=clang++-14 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS="$flags -fno-omit-frame-pointer -gline-tables-only" -DREDLOCK_WARNINGS_AS_ERRORS=ON \
+  -DCMAKE_CXX_FLAGS="$flags -fno-omit-frame-pointer" \
+  -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only" -DREDLOCK_WARNINGS_AS_ERRORS=ON \
   -DREDLOCK_BUILD_BENCHMARKS=OFF -DREDLOCK_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
