@@ -47,7 +47,8 @@ public:
 
     /// Writes what the socket takes at once, without waiting, and returns how much that was
     /// (0 when it takes nothing now; `ec` only for a real failure). A TLS stream takes
-    /// nothing here: its records always go through async_write.
+    /// nothing here: its records always go through async_write. Never while an async_write
+    /// is in flight: its bytes would be overtaken.
     std::size_t write_now(boost::asio::const_buffer buffer, boost::system::error_code& ec);
 
     /// Reads what has arrived (at least one byte), then calls handler(error_code, bytes_read).

@@ -175,8 +175,10 @@ void node_connection::issue(std::string bytes, const std::shared_ptr<reply_targe
             watch_patience();
             return;
         }
-        // The rest, or all of it after a failure, which the write below then reports.
+        // The rest goes the usual way. A failure is reported by the flush, never from inside
+        // send(), and as it was: the kernel tells a socket's error only once.
         bytes.erase(0, written);
+        wire_->write_error = ec;
     }
     wire_->queued += bytes;
     schedule_flush();
@@ -211,6 +213,10 @@ void node_connection::flush(const std::shared_ptr<wire>& w) {
     if (w->write_in_flight || w->queued.empty()) {
         return;
     }
+    if (w->write_error) {
+        write_failed(w, std::exchange(w->write_error, {}));
+        return;
+    }
     w->writing = std::exchange(w->queued, {});
     w->write_in_flight = true;
     w->stream.async_write(asio::buffer(w->writing), [this, w](const error_code& ec, std::size_t) {
@@ -218,20 +224,24 @@ void node_connection::flush(const std::shared_ptr<wire>& w) {
         if (!w->current) {
             return;
         }
-        if (ec == asio::error::connection_reset || ec == asio::error::broken_pipe) {
-            // The node closed the connection, so the read in flight ends too, and reports
-            // what the node said before closing (a TLS alert such as "certificate required",
-            // an -ERR): a better reason than the reset. Nothing more is written meanwhile.
-            w->write_in_flight = true;
-            return;
-        }
         if (ec) {
-            drop_connection("write failed: " + describe(ec));
+            write_failed(w, ec);
             return;
         }
         w->writing.clear();
         flush(w); // what was queued meanwhile
     });
+}
+
+void node_connection::write_failed(const std::shared_ptr<wire>& w, const error_code& ec) {
+    if (ec == asio::error::connection_reset || ec == asio::error::broken_pipe) {
+        // The node closed the connection, so the read in flight ends too, and reports what
+        // the node said before closing (a TLS alert such as "certificate required", an -ERR):
+        // a better reason than the reset. Nothing more is written meanwhile.
+        w->write_in_flight = true;
+        return;
+    }
+    drop_connection("write failed: " + describe(ec));
 }
 
 void node_connection::read(const std::shared_ptr<wire>& w) {

@@ -93,6 +93,8 @@ private:
         std::string queued;  ///< formatted commands not yet handed to a write
         std::string writing; ///< the bytes of the write in flight
         bool write_in_flight = false;
+        /// A write made inside send() failed: the next flush reports it.
+        boost::system::error_code write_error;
         bool flush_posted = false;
         std::array<char, 16 * 1024> read_buffer{};
     };
@@ -116,6 +118,7 @@ private:
     void release_held_back();
     void schedule_flush();
     void flush(const std::shared_ptr<wire>& w);
+    void write_failed(const std::shared_ptr<wire>& w, const boost::system::error_code& ec);
     void read(const std::shared_ptr<wire>& w);
     void watch_patience();
 

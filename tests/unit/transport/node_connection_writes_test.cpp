@@ -1,0 +1,273 @@
+// node_connection's writes against a scripted peer on a real socket: a command on a quiet
+// connection is written inside send(); what the socket does not take, and what follows,
+// keeps the send order; a dead peer fails each command once, never inside send().
+#include "transport/node_connection.hpp"
+#include "transport/scripts.hpp"
+
+#include <redlock/node_address.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <gtest/gtest.h>
+
+#include <hiredis/hiredis.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+#include <thread>
+#include <vector>
+
+namespace redlock::detail {
+namespace {
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+node_address parse(const std::string& text) {
+    node_address a;
+    std::string why;
+    EXPECT_FALSE(parse_node_address(text, a, why)) << why;
+    return a;
+}
+
+/// A node played by the test: it accepts one connection, reads commands, and answers what
+/// the test says.
+struct fake_node {
+    int listener = -1;
+    int peer = -1;
+    std::string path; // unix, else tcp
+    std::uint16_t port = 0;
+    std::string inbox;
+
+    explicit fake_node(bool unix_socket) {
+        if (unix_socket) {
+            path = "/tmp/redlock-fake-node-" + std::to_string(::getpid()) + ".sock";
+            ::unlink(path.c_str());
+            listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+            sockaddr_un a{};
+            a.sun_family = AF_UNIX;
+            std::strcpy(a.sun_path, path.c_str());
+            EXPECT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        } else {
+            listener = ::socket(AF_INET, SOCK_STREAM, 0);
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            EXPECT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+            socklen_t len = sizeof a;
+            ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+            port = ntohs(a.sin_port);
+        }
+        EXPECT_EQ(::listen(listener, 4), 0);
+    }
+    ~fake_node() {
+        if (peer >= 0)
+            ::close(peer);
+        ::close(listener);
+        if (!path.empty())
+            ::unlink(path.c_str());
+    }
+    std::string address() const {
+        return path.empty() ? "127.0.0.1:" + std::to_string(port) : "unix://" + path;
+    }
+    void accept_one() { peer = ::accept(listener, nullptr, nullptr); }
+    /// One RESP array of bulk strings from what was read, or false.
+    bool take(std::vector<std::string>& args) {
+        std::size_t at = 0;
+        auto line = [&](std::string& out) {
+            const auto end = inbox.find("\r\n", at);
+            if (end == std::string::npos)
+                return false;
+            out = inbox.substr(at, end - at);
+            at = end + 2;
+            return true;
+        };
+        std::string l;
+        if (!line(l))
+            return false;
+        const int n = std::stoi(l.substr(1));
+        args.clear();
+        for (int i = 0; i < n; ++i) {
+            if (!line(l))
+                return false;
+            const auto len = std::stoul(l.substr(1));
+            if (inbox.size() < at + len + 2)
+                return false;
+            args.push_back(inbox.substr(at, len));
+            at += len + 2;
+        }
+        inbox.erase(0, at);
+        return true;
+    }
+    std::vector<std::string> read_command() {
+        std::vector<std::string> args;
+        while (!take(args)) {
+            char buf[65536];
+            const auto n = ::read(peer, buf, sizeof buf);
+            if (n <= 0)
+                return {};
+            inbox.append(buf, static_cast<std::size_t>(n));
+        }
+        return args;
+    }
+    void write(const std::string& s) {
+        EXPECT_EQ(::write(peer, s.data(), s.size()), (ssize_t)s.size());
+    }
+    void answer_handshake() {
+        // INFO server and every SCRIPT LOAD of a fresh connection.
+        for (std::size_t i = 0; i < 1 + preloaded_scripts.size(); ++i) {
+            const auto c = read_command();
+            ASSERT_FALSE(c.empty());
+            write(c[0] == "INFO" ? "$20\r\nrun_id:0123456789abc\r\n" : "+OK\r\n");
+        }
+    }
+    void reset() {
+        linger l{1, 0};
+        ::setsockopt(peer, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+        ::close(peer);
+        peer = -1;
+    }
+    void close_peer() {
+        ::close(peer);
+        peer = -1;
+    }
+};
+
+struct recording_target final : reply_target {
+    bool* in_send;
+    std::map<std::uint64_t, std::vector<std::string>> replies;
+    void on_reply(std::uint64_t tag, const node_reply& reply) override {
+        std::string what = *in_send ? "INSIDE-SEND " : "";
+        if (reply.error) {
+            what += "error:" + reply.error.message() + ":" + std::string(reply.message);
+        } else {
+            what += std::string(reply.reply->str, reply.reply->len);
+        }
+        replies[tag].push_back(what);
+    }
+};
+
+/// Connected and idle: one PING answered, its connection quiet again.
+void connect_and_settle(asio::io_context& io, node_connection& conn, fake_node& node,
+                        const std::shared_ptr<recording_target>& t, bool& in_send) {
+    in_send = true;
+    conn.send(command{{"PING"}}, t, 1);
+    in_send = false;
+    std::thread server([&] {
+        node.accept_one();
+        node.answer_handshake();
+        const auto c = node.read_command();
+        EXPECT_EQ(c.at(0), "PING");
+        node.write("+PONG\r\n");
+    });
+    while (t->replies.empty()) {
+        io.run_one_for(100ms);
+    }
+    server.join();
+    io.poll();
+    ASSERT_EQ(t->replies[1], std::vector<std::string>{"PONG"});
+}
+
+void dead_peer_case(bool unix_socket, bool rst) {
+    asio::io_context io;
+    auto work = asio::make_work_guard(io);
+    client_config config;
+    fake_node node(unix_socket);
+    bool in_send = false;
+    auto t = std::make_shared<recording_target>();
+    t->in_send = &in_send;
+    node_connection conn(io.get_executor(), parse(node.address()), config, nullptr);
+    connect_and_settle(io, conn, node, t, in_send);
+    if (rst) {
+        node.reset();
+    } else {
+        node.close_peer();
+    }
+    std::this_thread::sleep_for(50ms); // the FIN or RST is in; nothing has run the reactor
+    // A quiet connection: the first is written inside send() and meets the dead socket
+    // (EPIPE on unix, ECONNRESET after a reset, success after a FIN on TCP), then two more
+    // in the same handler.
+    in_send = true;
+    conn.send(command{{"PING", "a"}}, t, 2);
+    conn.send(command{{"PING", "b"}}, t, 3);
+    conn.send(command{{"PING", "c"}}, t, 4);
+    in_send = false;
+    EXPECT_EQ(t->replies.count(2) + t->replies.count(3) + t->replies.count(4), 0u)
+        << "a callback inside send()";
+    for (int i = 0; i < 50; ++i) {
+        io.run_one_for(20ms);
+    }
+    for (std::uint64_t tag = 2; tag <= 4; ++tag) {
+        ASSERT_EQ(t->replies[tag].size(), 1u) << "tag " << tag;
+        EXPECT_EQ(t->replies[tag][0].rfind("error:", 0), 0u) << t->replies[tag][0];
+    }
+    conn.shutdown(0ms);
+    io.poll();
+}
+
+/// A write inside send() that the socket takes only in part, then more sends in the same
+/// handler: the node receives every command whole, in send order.
+void partial_case(bool unix_socket) {
+    asio::io_context io;
+    auto work = asio::make_work_guard(io);
+    client_config config;
+    fake_node node(unix_socket);
+    bool in_send = false;
+    auto t = std::make_shared<recording_target>();
+    t->in_send = &in_send;
+    node_connection conn(io.get_executor(), parse(node.address()), config, nullptr);
+    connect_and_settle(io, conn, node, t, in_send);
+    const std::string big(8 << 20, 'B');
+    in_send = true;
+    conn.send(command{{"ECHO", big}}, t, 10);
+    conn.send(command{{"ECHO", "small1"}}, t, 11);
+    conn.send(command{{"ECHO", std::string(100000, 'm')}}, t, 12);
+    in_send = false;
+    std::vector<std::vector<std::string>> got;
+    std::thread server([&] {
+        for (int i = 0; i < 3; ++i) {
+            auto c = node.read_command();
+            got.push_back(c);
+            node.write("+R" + std::to_string(i) + "\r\n");
+        }
+    });
+    while (t->replies.size() < 4) {
+        io.run_one_for(100ms);
+    }
+    server.join();
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[0].at(1), big);
+    EXPECT_EQ(got[1].at(1), "small1");
+    EXPECT_EQ(got[2].at(1), std::string(100000, 'm'));
+    EXPECT_EQ(t->replies[10], std::vector<std::string>{"R0"});
+    EXPECT_EQ(t->replies[11], std::vector<std::string>{"R1"});
+    EXPECT_EQ(t->replies[12], std::vector<std::string>{"R2"});
+    conn.shutdown(0ms);
+    io.poll();
+}
+
+TEST(node_connection_writes, a_closed_unix_peer_fails_each_command_once_outside_send) {
+    dead_peer_case(true, false);
+}
+TEST(node_connection_writes, a_closed_tcp_peer_fails_each_command_once_outside_send) {
+    dead_peer_case(false, false);
+}
+TEST(node_connection_writes, a_reset_tcp_peer_fails_each_command_once_outside_send) {
+    dead_peer_case(false, true);
+}
+TEST(node_connection_writes, a_partial_write_keeps_the_send_order_on_unix) {
+    partial_case(true);
+}
+TEST(node_connection_writes, a_partial_write_keeps_the_send_order_on_tcp) {
+    partial_case(false);
+}
+
+} // namespace
+} // namespace redlock::detail
