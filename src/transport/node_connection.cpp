@@ -163,12 +163,17 @@ void node_connection::issue(std::string bytes, const std::shared_ptr<reply_targe
     if (target) {
         ++commands_awaited_;
     }
-    const bool quiet = wire_->replies.idle() && wire_->queued.empty() && !wire_->write_in_flight;
+    // The handshake's steps (no target) go together, in one write behind the connect: split,
+    // the second part could wait for the first one's acknowledgement at a relay that
+    // coalesces small writes (Nagle), 40 ms and more.
+    const bool quiet =
+        target && wire_->replies.idle() && wire_->queued.empty() && !wire_->write_in_flight;
     wire_->replies.expect({target, tag, std::chrono::steady_clock::now()});
     if (quiet) {
-        // Nothing awaited here: no other command is likely to join this one soon, so it
-        // leaves now rather than one scheduler step later (a tenth of an uncontended
-        // acquire or release). A connection with replies awaited is busy, and batches.
+        // An operation's command with nothing awaited here: no other command is likely to
+        // join it soon, so it leaves now rather than one scheduler step later (a tenth of
+        // an uncontended acquire or release). A connection with replies awaited is busy,
+        // and batches.
         error_code ec;
         const auto written = wire_->stream.write_now(asio::buffer(bytes), ec);
         if (!ec && written == bytes.size()) {
