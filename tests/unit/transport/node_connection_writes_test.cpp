@@ -175,82 +175,83 @@ void connect_and_settle(asio::io_context& io, node_connection& conn, fake_node& 
     ASSERT_EQ(t->replies[1], std::vector<std::string>{"PONG"});
 }
 
-void dead_peer_case(bool unix_socket, bool rst) {
+/// A connection to a fake node, connected and quiet, with a target that records replies.
+struct settled_connection {
     asio::io_context io;
-    auto work = asio::make_work_guard(io);
+    asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
     client_config config;
-    fake_node node(unix_socket);
+    fake_node node;
     bool in_send = false;
-    auto t = std::make_shared<recording_target>();
-    t->in_send = &in_send;
-    node_connection conn(io.get_executor(), parse(node.address()), config, nullptr);
-    connect_and_settle(io, conn, node, t, in_send);
+    std::shared_ptr<recording_target> t = std::make_shared<recording_target>();
+    node_connection conn;
+
+    explicit settled_connection(bool unix_socket)
+        : node(unix_socket)
+        , conn(io.get_executor(), parse(node.address()), config, nullptr) {
+        t->in_send = &in_send;
+        connect_and_settle(io, conn, node, t, in_send);
+    }
+};
+
+void dead_peer_case(bool unix_socket, bool rst) {
+    settled_connection c(unix_socket);
     if (rst) {
-        node.reset();
+        c.node.reset();
     } else {
-        node.close_peer();
+        c.node.close_peer();
     }
     std::this_thread::sleep_for(50ms); // the FIN or RST is in; nothing has run the reactor
     // A quiet connection: the first is written inside send() and meets the dead socket
     // (EPIPE on unix, ECONNRESET after a reset, success after a FIN on TCP), then two more
     // in the same handler.
-    in_send = true;
-    conn.send(command{{"PING", "a"}}, t, 2);
-    conn.send(command{{"PING", "b"}}, t, 3);
-    conn.send(command{{"PING", "c"}}, t, 4);
-    in_send = false;
-    EXPECT_EQ(t->replies.count(2) + t->replies.count(3) + t->replies.count(4), 0u)
+    c.in_send = true;
+    c.conn.send(command{{"PING", "a"}}, c.t, 2);
+    c.conn.send(command{{"PING", "b"}}, c.t, 3);
+    c.conn.send(command{{"PING", "c"}}, c.t, 4);
+    c.in_send = false;
+    EXPECT_EQ(c.t->replies.count(2) + c.t->replies.count(3) + c.t->replies.count(4), 0u)
         << "a callback inside send()";
     for (int i = 0; i < 50; ++i) {
-        io.run_one_for(20ms);
+        c.io.run_one_for(20ms);
     }
     for (std::uint64_t tag = 2; tag <= 4; ++tag) {
-        ASSERT_EQ(t->replies[tag].size(), 1u) << "tag " << tag;
-        EXPECT_EQ(t->replies[tag][0].rfind("error:", 0), 0u) << t->replies[tag][0];
+        ASSERT_EQ(c.t->replies[tag].size(), 1u) << "tag " << tag;
+        EXPECT_EQ(c.t->replies[tag][0].rfind("error:", 0), 0u) << c.t->replies[tag][0];
     }
-    conn.shutdown(0ms);
-    io.poll();
+    c.conn.shutdown(0ms);
+    c.io.poll();
 }
 
 /// A write inside send() that the socket takes only in part, then more sends in the same
 /// handler: the node receives every command whole, in send order.
 void partial_case(bool unix_socket) {
-    asio::io_context io;
-    auto work = asio::make_work_guard(io);
-    client_config config;
-    fake_node node(unix_socket);
-    bool in_send = false;
-    auto t = std::make_shared<recording_target>();
-    t->in_send = &in_send;
-    node_connection conn(io.get_executor(), parse(node.address()), config, nullptr);
-    connect_and_settle(io, conn, node, t, in_send);
+    settled_connection c(unix_socket);
     const std::string big(8 << 20, 'B');
-    in_send = true;
-    conn.send(command{{"ECHO", big}}, t, 10);
-    conn.send(command{{"ECHO", "small1"}}, t, 11);
-    conn.send(command{{"ECHO", std::string(100000, 'm')}}, t, 12);
-    in_send = false;
+    c.in_send = true;
+    c.conn.send(command{{"ECHO", big}}, c.t, 10);
+    c.conn.send(command{{"ECHO", "small1"}}, c.t, 11);
+    c.conn.send(command{{"ECHO", std::string(100000, 'm')}}, c.t, 12);
+    c.in_send = false;
     std::vector<std::vector<std::string>> got;
     std::thread server([&] {
         for (int i = 0; i < 3; ++i) {
-            auto c = node.read_command();
-            got.push_back(c);
-            node.write("+R" + std::to_string(i) + "\r\n");
+            got.push_back(c.node.read_command());
+            c.node.write("+R" + std::to_string(i) + "\r\n");
         }
     });
-    while (t->replies.size() < 4) {
-        io.run_one_for(100ms);
+    while (c.t->replies.size() < 4) {
+        c.io.run_one_for(100ms);
     }
     server.join();
     ASSERT_EQ(got.size(), 3u);
     EXPECT_EQ(got[0].at(1), big);
     EXPECT_EQ(got[1].at(1), "small1");
     EXPECT_EQ(got[2].at(1), std::string(100000, 'm'));
-    EXPECT_EQ(t->replies[10], std::vector<std::string>{"R0"});
-    EXPECT_EQ(t->replies[11], std::vector<std::string>{"R1"});
-    EXPECT_EQ(t->replies[12], std::vector<std::string>{"R2"});
-    conn.shutdown(0ms);
-    io.poll();
+    EXPECT_EQ(c.t->replies[10], std::vector<std::string>{"R0"});
+    EXPECT_EQ(c.t->replies[11], std::vector<std::string>{"R1"});
+    EXPECT_EQ(c.t->replies[12], std::vector<std::string>{"R2"});
+    c.conn.shutdown(0ms);
+    c.io.poll();
 }
 
 TEST(node_connection_writes, a_closed_unix_peer_fails_each_command_once_outside_send) {
