@@ -3,6 +3,7 @@
 // client's event loop on its own thread, as a single-threaded service would, so no thread hand-off
 // is measured.
 #include "support/fault_proxy.hpp"
+#include "transport/commands.hpp"
 #include "transport/scripts.hpp"
 
 #include <redlock/redlock.hpp>
@@ -238,6 +239,9 @@ BENCHMARK(single_set_floor)->UseManualTime()->Unit(benchmark::kMicrosecond);
 /// machine's. Times the release round; the SET round's p50 is a counter.
 void quorum_round_floor(benchmark::State& state) {
     namespace ip = asio::ip;
+    using redlock::detail::script_call;
+    using redlock::detail::set_nx_px;
+    using redlock::detail::wire_bytes;
     const auto nodes = all_nodes();
     const auto& release = redlock::detail::release_script;
     asio::io_context io;
@@ -264,15 +268,6 @@ void quorum_round_floor(benchmark::State& state) {
             return;
         }
     }
-    auto resp = [](std::initializer_list<std::string_view> args) {
-        std::string out = "*" + std::to_string(args.size()) + "\r\n";
-        for (auto a : args) {
-            out += "$" + std::to_string(a.size()) + "\r\n";
-            out += a;
-            out += "\r\n";
-        }
-        return out;
-    };
     // Every reply of these commands is one line; a node's replies are counted by their ends.
     std::vector<int> awaited(sockets.size(), 0);
     std::vector<std::array<char, 512>> buffers(sockets.size());
@@ -314,9 +309,11 @@ void quorum_round_floor(benchmark::State& state) {
     std::uint64_t i = 0;
     for (auto _ : state) {
         const auto key = "bench:floor:quorum:" + std::to_string(i++);
-        set_rounds.push_back(micros(round(resp({"SET", key, "token", "NX", "PX", "30000"}))));
+        // The very commands acquire and release build.
+        const std::string keys[] = {key};
+        set_rounds.push_back(micros(round(wire_bytes(set_nx_px(key, "token", "30000")))));
         const auto d =
-            round(resp({"EVALSHA", release.sha1, "1", key, "token", "0123456789abcdef"}));
+            round(wire_bytes(script_call(release, false, {keys}, {"token", "0123456789abcdef"})));
         release_rounds.push_back(micros(d));
         state.SetIterationTime(std::chrono::duration<double>(d).count());
         if (failed) {

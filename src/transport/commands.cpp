@@ -3,12 +3,37 @@
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
 
+#include <hiredis/hiredis.h>
+
 #include <charconv>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <vector>
 
 namespace redlock::detail {
+
+std::string wire_bytes(const std::string_view* args, std::size_t count) {
+    boost::container::small_vector<const char*, 16> argv(count);
+    boost::container::small_vector<std::size_t, 16> lengths(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        argv[i] = args[i].data();
+        lengths[i] = args[i].size();
+    }
+    char* formatted = nullptr;
+    const int length =
+        redisFormatCommandArgv(&formatted, static_cast<int>(count), argv.data(), lengths.data());
+    if (length < 0) {
+        throw std::bad_alloc();
+    }
+    std::string bytes(formatted, static_cast<std::size_t>(length));
+    redisFreeCommand(formatted);
+    return bytes;
+}
+
+std::string wire_bytes(const command& cmd) {
+    return wire_bytes(cmd.args.data(), cmd.args.size());
+}
 
 command set_nx_px(std::string_view key, std::string_view token, std::string_view ttl_text) {
     return {{"SET", key, token, "NX", "PX", ttl_text}};

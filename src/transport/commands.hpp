@@ -24,6 +24,10 @@ struct command {
     boost::container::small_vector<std::string_view, 10> args;
 };
 
+/// The RESP form of a command, the bytes that go on the wire (formatted by hiredis).
+std::string wire_bytes(const std::string_view* args, std::size_t count);
+std::string wire_bytes(const command& cmd);
+
 /// SET key token NX PX ttl. `ttl_text` holds the decimal ttl in milliseconds.
 command set_nx_px(std::string_view key, std::string_view token, std::string_view ttl_text);
 

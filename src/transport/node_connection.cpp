@@ -41,31 +41,8 @@ std::string_view info_field(std::string_view info, std::string_view field) {
     return {};
 }
 
-/// The RESP form of a command, as hiredis formats it.
-std::string format(const std::string_view* args, std::size_t count) {
-    boost::container::small_vector<const char*, 16> argv(count);
-    boost::container::small_vector<std::size_t, 16> lengths(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        argv[i] = args[i].data();
-        lengths[i] = args[i].size();
-    }
-    char* formatted = nullptr;
-    const int length =
-        redisFormatCommandArgv(&formatted, static_cast<int>(count), argv.data(), lengths.data());
-    if (length < 0) {
-        throw std::bad_alloc();
-    }
-    std::string bytes(formatted, static_cast<std::size_t>(length));
-    redisFreeCommand(formatted);
-    return bytes;
-}
-
-std::string format(const command& cmd) {
-    return format(cmd.args.data(), cmd.args.size());
-}
-
 std::string format(std::initializer_list<std::string_view> args) {
-    return format(args.begin(), args.size());
+    return wire_bytes(args.begin(), args.size());
 }
 
 std::string describe(const error_code& ec) {
@@ -152,10 +129,10 @@ void node_connection::send(const command& cmd, const std::shared_ptr<reply_targe
         return;
     }
     if (state_ == state::connecting || handshake_outstanding_ > 0) {
-        held_back_.push_back({format(cmd), target, tag});
+        held_back_.push_back({wire_bytes(cmd), target, tag});
         return;
     }
-    issue(format(cmd), target, tag);
+    issue(wire_bytes(cmd), target, tag);
 }
 
 void node_connection::issue(std::string bytes, const std::shared_ptr<reply_target>& target,

@@ -1,6 +1,7 @@
 // node_connection's writes against a scripted peer on a real socket: a command on a quiet
 // connection is written inside send(); what the socket does not take, and what follows,
 // keeps the send order; a dead peer fails each command once, never inside send().
+#include "support/resp_command.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/scripts.hpp"
 
@@ -78,43 +79,17 @@ struct fake_node {
         return path.empty() ? "127.0.0.1:" + std::to_string(port) : "unix://" + path;
     }
     void accept_one() { peer = ::accept(listener, nullptr, nullptr); }
-    /// One RESP array of bulk strings from what was read, or false.
-    bool take(std::vector<std::string>& args) {
-        std::size_t at = 0;
-        auto line = [&](std::string& out) {
-            const auto end = inbox.find("\r\n", at);
-            if (end == std::string::npos)
-                return false;
-            out = inbox.substr(at, end - at);
-            at = end + 2;
-            return true;
-        };
-        std::string l;
-        if (!line(l))
-            return false;
-        const int n = std::stoi(l.substr(1));
-        args.clear();
-        for (int i = 0; i < n; ++i) {
-            if (!line(l))
-                return false;
-            const auto len = std::stoul(l.substr(1));
-            if (inbox.size() < at + len + 2)
-                return false;
-            args.push_back(inbox.substr(at, len));
-            at += len + 2;
-        }
-        inbox.erase(0, at);
-        return true;
-    }
     std::vector<std::string> read_command() {
         std::vector<std::string> args;
-        while (!take(args)) {
+        std::size_t used = 0;
+        while (test::parse_command(inbox, used, args) != test::parse_result::command) {
             char buf[65536];
             const auto n = ::read(peer, buf, sizeof buf);
             if (n <= 0)
                 return {};
             inbox.append(buf, static_cast<std::size_t>(n));
         }
+        inbox.erase(0, used);
         return args;
     }
     void write(const std::string& s) {
