@@ -5,9 +5,11 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
+# Also what tools run behind our back: CPack's DEB generator runs `file` and `dpkg-shlibdeps`
+# (dpkg-dev). scripts/fresh-check.sh runs this on a bare Debian 12 to prove the list whole.
 packages=(build-essential cmake pkg-config python3 libboost1.81-dev libboost-program-options1.81-dev
           libhiredis-dev libssl-dev openssl libgtest-dev libbenchmark-dev redis-server redis-tools
-          clang-14 libclang-rt-14-dev doxygen)
+          clang-14 libclang-rt-14-dev doxygen file dpkg-dev)
 # EXTRA_PACKAGES: more for a caller (bench/compare.sh); SETUP_SKIP_BUILD=1: packages only.
 read -r -a extra <<< "${EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")
@@ -18,8 +20,15 @@ done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
   sudo=(); [[ $(id -u) -eq 0 ]] || sudo=(sudo)
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # A bare system (a container, debootstrap) has no sudo and needs none: root is enough.
+  if ((${#sudo[@]})) && ! command -v sudo >/dev/null; then
+    echo "setup: not root and no sudo: install as root: ${missing[*]}" >&2
+    exit 1
+  fi
+  apt=(apt-get -o Acquire::Retries=3)
+  "${sudo[@]}" "${apt[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" "${apt[@]}" install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 
 [[ ${SETUP_SKIP_BUILD:-0} == 1 ]] && exit 0
