@@ -44,9 +44,10 @@ int main(int argc, char** argv) {
                      "not checked; anyone in the middle can take, hold or steal every lock\n";
     }
     if (o->command != "run") {
-        // demo's stock store talks to Redis through blocking hiredis, whose writes to a reset
-        // connection would raise SIGPIPE; a failed write is reported as an error instead.
-        // run keeps the default, which its command inherits.
+        // A reader of our output that goes away (`redlock acquire ... | head -c0`) makes the
+        // write fail instead of killing us between the lock's outcome and the exit code that
+        // reports it (the library's own sockets never raise SIGPIPE: MSG_NOSIGNAL). run keeps
+        // the default, which its command inherits.
         std::signal(SIGPIPE, SIG_IGN);
     }
     // parse_options let only these through.
