@@ -4,14 +4,14 @@
 # and their ratio, next to redis-benchmark's own SET (one client, one node) over both: the
 # cost of TLS on the server and in OpenSSL, which no client can avoid.
 #   bench/tls.sh [rounds=5]
-# Starts its own nodes (REDLOCK_TLS=1 compose/local-nodes.sh, base port 7600 unless
+# Starts its own nodes (REDLOCK_TLS=1 compose/local-nodes.sh, node 1 on port 7601 unless
 # REDLOCK_BASE_PORT is set) and stops them on exit.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
 rounds=${1:-5}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "tls.sh: rounds must be a positive number" >&2; exit 2; }
-export REDLOCK_BASE_PORT=${REDLOCK_BASE_PORT:-7600}
+export REDLOCK_BASE_PORT=${REDLOCK_BASE_PORT:-7601}
 export REDLOCK_LOCAL_DIR=${REDLOCK_LOCAL_DIR:-$build/tls-nodes}
 export REDLOCK_TLS=1
 out=$build/tls-results
@@ -24,8 +24,8 @@ bash "$root/compose/local-nodes.sh" up >/dev/null
 
 plain="" tls=""
 for n in 1 2 3 4 5; do
-  plain+="${plain:+,}127.0.0.1:$((REDLOCK_BASE_PORT + n))"
-  tls+="${tls:+,}rediss://localhost:$((REDLOCK_BASE_PORT + 100 + n))"
+  plain+="${plain:+,}127.0.0.1:$((REDLOCK_BASE_PORT + n - 1))"
+  tls+="${tls:+,}rediss://localhost:$((REDLOCK_BASE_PORT + 100 + n - 1))"
 done
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds" >&2
@@ -35,9 +35,9 @@ for round in $(seq 1 "$rounds"); do
       "$build/bench/redlock_macro_bench" --benchmark_filter='^uncontended_acquire/(1|5)/' \
       --benchmark_min_time=2 --benchmark_format=json > "$out/$kind-$round.json"
   done
-  redis-benchmark -h 127.0.0.1 -p $((REDLOCK_BASE_PORT + 1)) -c 1 -n 20000 -t set --csv \
+  redis-benchmark -h 127.0.0.1 -p "$REDLOCK_BASE_PORT" -c 1 -n 20000 -t set --csv \
     2>/dev/null | tail -1 > "$out/redis-plain-$round.csv"
-  redis-benchmark -h 127.0.0.1 -p $((REDLOCK_BASE_PORT + 101)) --tls \
+  redis-benchmark -h 127.0.0.1 -p $((REDLOCK_BASE_PORT + 100)) --tls \
     --cacert "$REDLOCK_LOCAL_DIR/tls/ca.crt" -c 1 -n 20000 -t set --csv \
     2>/dev/null | tail -1 > "$out/redis-tls-$round.csv"
 done

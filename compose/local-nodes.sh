@@ -6,7 +6,8 @@
 #   local-nodes.sh stop N | start N | kill N | pause N | resume N | restart N [--aof]
 #
 # N is 1-5. Processes are tracked by pid file and stopped by pid, never by name.
-# Environment: REDLOCK_LOCAL_DIR (state, default compose/.local), REDLOCK_BASE_PORT (7000),
+# Environment: REDLOCK_LOCAL_DIR (state, default compose/.local), REDLOCK_BASE_PORT (node 1's
+# port, default 7001; node N listens on base + N - 1),
 # REDLOCK_TLS=1: each node also speaks TLS on its port + 100 (rediss://localhost:7101...),
 # with a test CA and certificate made on first use in $REDLOCK_LOCAL_DIR/tls (ca.crt is the
 # CA to trust; the certificate names localhost and 127.0.0.1).
@@ -14,14 +15,16 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 state=${REDLOCK_LOCAL_DIR:-$here/.local}
-base_port=${REDLOCK_BASE_PORT:-7000}
+base_port=${REDLOCK_BASE_PORT:-7001}
+[[ $base_port =~ ^[1-9][0-9]*$ ]] && ((base_port + 104 <= 65535)) ||
+  { echo "local-nodes: REDLOCK_BASE_PORT must be a port number up to 65431, got '$base_port'" >&2; exit 2; }
 count=5
 
 die() { echo "local-nodes: $*" >&2; exit 2; }
 command -v redis-server >/dev/null || die "redis-server not found (apt-get install redis-server)"
 command -v redis-cli >/dev/null || die "redis-cli not found (apt-get install redis-tools)"
 
-port_of() { echo $((base_port + $1)); }
+port_of() { echo $((base_port + $1 - 1)); }
 tls_dir="$state/tls"
 
 make_certificates() {

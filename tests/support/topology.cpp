@@ -15,8 +15,8 @@ std::vector<std::string> topology::addresses() {
     if (!(env && *env) && base && *base) {
         list.clear();
         for (int node = 1; node <= 5; ++node) {
-            list +=
-                (node > 1 ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(std::stoi(base) + node);
+            list += (node > 1 ? ",127.0.0.1:" : "127.0.0.1:") +
+                    std::to_string(std::stoi(base) + node - 1);
         }
     }
     std::vector<std::string> nodes;

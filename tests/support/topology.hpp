@@ -18,7 +18,7 @@ namespace redlock::test {
 class topology {
 public:
     /// REDLOCK_NODES or the default five; node i listens on 127.0.0.1:700i, or on
-    /// REDLOCK_BASE_PORT + i (which local-nodes.sh reads too).
+    /// REDLOCK_BASE_PORT + i - 1 (the base is node 1's port, as local-nodes.sh reads it).
     static std::vector<std::string> addresses();
     static std::size_t size() { return addresses().size(); }
     /// Host and port of node `node` (1-based) as REDLOCK_NODES gives them.
