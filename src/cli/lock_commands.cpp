@@ -37,10 +37,17 @@ client_config make_config(const options& o) {
     return c;
 }
 
+std::string built_in_nodes_note(const options& o) {
+    return o.nodes_from == options::source::built_in
+               ? " (nodes: the built-in 127.0.0.1:7001-7005, as neither --nodes nor "
+                 "REDLOCK_NODES names any)"
+               : "";
+}
+
 void say(const options& o, const std::string& message) {
     if (!o.quiet) {
         // Messages carry the nodes' own error texts.
-        std::cerr << "redlock: " << printable(message) << "\n";
+        std::cerr << "redlock: " << printable(message) << built_in_nodes_note(o) << "\n";
     }
 }
 

@@ -26,7 +26,7 @@ long long milliseconds_per(std::string_view unit) {
     if (unit == "ms") {
         return 1;
     }
-    if (unit == "s" || unit.empty()) {
+    if (unit == "s") {
         return 1000;
     }
     if (unit == "m") {
@@ -72,7 +72,14 @@ std::optional<milliseconds> parse_duration(std::string_view text, std::string& w
     }
     const std::string_view unit = text.substr(at);
     const bool has_number = !whole.empty() || !fraction.empty();
-    const long long scale = milliseconds_per(unit);
+    // `-t 5 minutes` must not take 5 s and a key named "minutes": a number needs its unit
+    // (zero alone is zero in every unit).
+    if (has_number && unit.empty() &&
+        !std::all_of(text.begin(), text.end(), [](char c) { return c == '0' || c == '.'; })) {
+        why = "has no unit: write it with one of ms, s, m or h (examples: 500ms, 1.5s, 2m, 1h)";
+        return std::nullopt;
+    }
+    const long long scale = unit.empty() ? 1 : milliseconds_per(unit);
     if (!has_number || scale == 0) {
         if (has_number && unit.size() > 1 && (unit[0] == 'e' || unit[0] == 'E') &&
             (is_digit(unit[1]) || unit[1] == '+' || unit[1] == '-')) {
@@ -312,6 +319,7 @@ bool set_flag(options& o, const std::string&, const std::string&, std::string&) 
 
 bool set_nodes(options& o, const std::string&, const std::string& value, std::string&) {
     o.nodes = split_nodes(value);
+    o.nodes_from = options::source::flag;
     return true;
 }
 
@@ -601,11 +609,13 @@ missing_separator(const std::vector<std::string>& words,
 std::optional<options> parse_options(int argc, const char* const* argv,
                                      const char* environment_nodes, std::string& error) {
     options o;
-    if (environment_nodes && *environment_nodes) {
+    // REDLOCK_NODES set but empty (an unset variable in a deployment script) is no request for
+    // the built-in nodes: it is an error below unless --nodes names some.
+    if (environment_nodes) {
         o.nodes = split_nodes(environment_nodes);
+        o.nodes_from = options::source::environment;
     } else {
-        o.nodes = split_nodes("127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,"
-                              "127.0.0.1:7005");
+        o.nodes = split_nodes(built_in_nodes);
     }
     // The first -- ends the options. What follows is run's command word for word, and the
     // other subcommands' arguments (a KEY that starts with -): program_options never sees it.
@@ -707,7 +717,10 @@ std::optional<options> parse_options(int argc, const char* const* argv,
         into.insert(into.end(), after_separator->begin(), after_separator->end());
     }
     if (o.nodes.empty()) {
-        error = "no nodes: pass --nodes host:port,... or set REDLOCK_NODES";
+        error = o.nodes_from == options::source::environment
+                    ? "no nodes: REDLOCK_NODES is set but names none; set it to host:port,... "
+                      "(or unset it for the built-in 127.0.0.1:7001-7005), or pass --nodes"
+                    : "no nodes: pass --nodes host:port,... or set REDLOCK_NODES";
         return std::nullopt;
     }
     if (o.tls.certificate_file.empty() != o.tls.private_key_file.empty()) {

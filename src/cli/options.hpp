@@ -26,11 +26,18 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text, s
 /// Longest first line read from --password-file.
 inline constexpr std::size_t max_password_size = 4096;
 
+/// The nodes used when neither --nodes nor REDLOCK_NODES names any.
+inline constexpr const char* built_in_nodes =
+    "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,127.0.0.1:7005";
+
 /// Everything the subcommands take. Defaults documented in `redlock --help`.
 struct options {
     std::string command;    ///< a subcommand, or "help" or "version"
     std::string help_topic; ///< help: the subcommand asked about; empty for the overview
     std::vector<std::string> nodes;
+    /// Where `nodes` came from. built_in_nodes are named in every message that reports on
+    /// them: someone else's nodes may answer there.
+    enum class source { built_in, environment, flag } nodes_from = source::built_in;
     std::chrono::milliseconds ttl{30000};
     std::chrono::milliseconds wait{0};
     unsigned retries = 0;

@@ -143,6 +143,9 @@ int status_command(const options& o) {
         return error == errc::invalid_argument ? exit_usage : exit_unreachable;
     }
 
+    if (const auto note = built_in_nodes_note(o); !note.empty() && !o.quiet) {
+        std::cerr << "redlock status: reporting on" << note << "\n";
+    }
     std::size_t reachable = 0, matching = 0;
     for (const auto& view : views.nodes) {
         std::cout << std::left << std::setw(24) << addresses[view.node].display() << " ";

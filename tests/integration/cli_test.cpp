@@ -17,11 +17,8 @@ struct cli_result {
     std::string out;
 };
 
-/// Runs `redlock ARGS` through the shell; stdout captured, stderr discarded. These tests
-/// restart nodes all the time, so the quarantine is off, as in the fixture's config().
-cli_result cli(const std::string& args) {
-    const std::string command =
-        std::string(REDLOCK_CLI_PATH) + " --no-quarantine " + args + " 2>/dev/null";
+/// Runs a shell command line, capturing its stdout and exit status.
+cli_result cli_output_of(const std::string& command) {
     cli_result r;
     FILE* pipe = ::popen(command.c_str(), "r");
     if (!pipe) {
@@ -34,6 +31,22 @@ cli_result cli(const std::string& args) {
     const int wstatus = ::pclose(pipe);
     r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
     return r;
+}
+
+/// Runs `redlock ARGS` through the shell; stdout captured, stderr discarded. These tests
+/// restart nodes all the time, so the quarantine is off, as in the fixture's config().
+cli_result cli(const std::string& args) {
+    return cli_output_of(std::string(REDLOCK_CLI_PATH) + " --no-quarantine " + args +
+                         " 2>/dev/null");
+}
+
+/// The test topology's nodes as --nodes takes them.
+std::string nodes_text() {
+    std::string text;
+    for (const auto& address : topology::addresses()) {
+        text += (text.empty() ? "" : ",") + address;
+    }
+    return text;
 }
 
 std::string trim(std::string s) {
@@ -136,6 +149,42 @@ TEST_F(nodes_test, cli_bad_usage_and_unreachable_nodes) {
     auto help = cli("--help");
     EXPECT_EQ(help.status, 0);
     EXPECT_NE(help.out.find("exit status"), std::string::npos);
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+/// Runs `ENVIRONMENT redlock ARGS` through the shell with stderr captured too.
+cli_result cli_with_stderr(const std::string& environment, const std::string& args) {
+    return cli_output_of(environment + " " + std::string(REDLOCK_CLI_PATH) + " --no-quarantine " +
+                         args + " 2>&1");
+}
+
+TEST_F(nodes_test, cli_input_that_means_something_else_is_a_usage_error) {
+    // `-t 5 minutes`: 5 s and a key named "minutes" before; a duration needs its unit.
+    auto unitless = cli_with_stderr("", "acquire -t 5 minutes");
+    EXPECT_EQ(unitless.status, 64) << unitless.out;
+    EXPECT_NE(unitless.out.find("has no unit"), std::string::npos) << unitless.out;
+    EXPECT_NE(unitless.out.find("ms, s, m or h"), std::string::npos) << unitless.out;
+    EXPECT_EQ(keys_everywhere(), 0) << "no lock taken on a key named minutes";
+
+    // An empty REDLOCK_NODES (an unset variable in a deployment script) is not the built-in
+    // list: someone else's nodes may answer there.
+    auto empty = cli_with_stderr("REDLOCK_NODES=", "status cli:nodes");
+    EXPECT_EQ(empty.status, 64) << empty.out;
+    EXPECT_NE(empty.out.find("REDLOCK_NODES is set but names none"), std::string::npos)
+        << empty.out;
+    EXPECT_EQ(
+        cli_with_stderr("REDLOCK_NODES=", "--nodes " + nodes_text() + " status cli:nodes").status,
+        0)
+        << "--nodes names them";
+
+    // The built-in list, used, is named in what the command says about its nodes.
+    auto built_in = cli_with_stderr("env -u REDLOCK_NODES",
+                                    "release cli:nodes ffffffffffffffffffffffffffffffff");
+    EXPECT_NE(built_in.out.find("the built-in 127.0.0.1:7001-7005"), std::string::npos)
+        << built_in.out;
+    auto given = cli_with_stderr("", "--nodes " + nodes_text() +
+                                         " release cli:nodes ffffffffffffffffffffffffffffffff");
+    EXPECT_EQ(given.out.find("built-in"), std::string::npos) << given.out;
     EXPECT_EQ(keys_everywhere(), 0);
 }
 

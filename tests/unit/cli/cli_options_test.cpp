@@ -38,8 +38,8 @@ TEST(cli_options, durations) {
     EXPECT_EQ(duration("30s", why), 30s);
     EXPECT_EQ(duration("2m", why), 2min);
     EXPECT_EQ(duration("1h", why), 1h);
-    EXPECT_EQ(duration("7", why), 7s) << "a bare number is seconds, like flock -w";
-    EXPECT_EQ(duration("0", why), 0ms);
+    EXPECT_EQ(duration("0", why), 0ms) << "zero needs no unit";
+    EXPECT_EQ(duration("0.0", why), 0ms);
     EXPECT_EQ(duration("0s", why), 0ms);
     EXPECT_EQ(duration("007s", why), 7s);
     EXPECT_EQ(duration("2147483647ms", why), cli::max_duration) << why;
@@ -52,7 +52,6 @@ TEST(cli_options, fractional_durations_are_exact_milliseconds) {
     EXPECT_EQ(duration("0.25h", why), 15min);
     EXPECT_EQ(duration("0.1s", why), 100ms) << "decimal, not binary floating point";
     EXPECT_EQ(duration("0.001s", why), 1ms);
-    EXPECT_EQ(duration("1.5", why), 1500ms) << "a bare number is seconds, fractions too";
     EXPECT_EQ(duration(".5s", why), 500ms) << "no digit before the point, as for sleep(1)";
     EXPECT_EQ(duration("5.s", why), 5s) << "no digit after it";
     EXPECT_EQ(duration("1.0ms", why), 1ms) << "a fraction of zero is a whole number";
@@ -89,6 +88,10 @@ TEST(cli_options, bad_durations_say_what_is_wrong) {
              {"1,5s", "not a duration"},
              {"0x10s", "not a duration"},
              {"5x", "unknown unit \"x\""},
+             {"5", "has no unit"},
+             {"1.5", "has no unit"},
+             {"30", "has no unit"},
+             {"0.5", "has no unit"},
              {"5sec", "unknown unit \"sec\""},
              {"5S", "unknown unit \"S\""},
              {"nan", "not a duration"},
@@ -136,6 +139,26 @@ TEST(cli_options, nodes_from_environment_and_flag) {
     EXPECT_EQ(env->nodes, (std::vector<std::string>{"a:1", "b:2", "c:3"}));
     auto flag = parse({"--nodes", "x:1", "acquire", "k"}, error, "a:1,b:2,c:3");
     ASSERT_TRUE(flag);
+    EXPECT_EQ(flag->nodes, std::vector<std::string>{"x:1"});
+    EXPECT_EQ(flag->nodes_from, cli::options::source::flag);
+    EXPECT_EQ(env->nodes_from, cli::options::source::environment);
+}
+
+TEST(cli_options, built_in_nodes_only_when_no_list_is_given_at_all) {
+    std::string error;
+    auto unset = parse({"acquire", "k"}, error, nullptr);
+    ASSERT_TRUE(unset) << error;
+    EXPECT_EQ(unset->nodes_from, cli::options::source::built_in);
+    EXPECT_EQ(unset->nodes.size(), 5U);
+    EXPECT_EQ(unset->nodes.front(), "127.0.0.1:7001");
+
+    for (const char* empty : {"", ",", ",,"}) {
+        error.clear();
+        EXPECT_FALSE(parse({"acquire", "k"}, error, empty)) << '"' << empty << '"';
+        EXPECT_NE(error.find("REDLOCK_NODES is set but names none"), std::string::npos) << error;
+    }
+    auto flag = parse({"--nodes", "x:1", "acquire", "k"}, error, "");
+    ASSERT_TRUE(flag) << error;
     EXPECT_EQ(flag->nodes, std::vector<std::string>{"x:1"});
 }
 
