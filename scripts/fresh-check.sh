@@ -74,6 +74,8 @@ if [[ ${FRESH_KEEP:-0} != 1 ]]; then
 fi
 tar -C "$chroot_dir" -xf "$base"
 cp /etc/resolv.conf "$chroot_dir/etc/resolv.conf" 2>/dev/null || true
+# What the Debian installer writes on every machine (debootstrap leaves it to the installer).
+printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$chroot_dir/etc/hosts"
 # A clean clone of what is committed: work in progress must not make the check pass.
 if [[ -n $(git -C "$root" status --porcelain 2>/dev/null) ]]; then
   echo "fresh-check: note: uncommitted changes are not part of the check (it clones HEAD)" >&2
