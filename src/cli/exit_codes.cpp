@@ -4,15 +4,13 @@
 
 namespace redlock::cli {
 
-int exit_for(std::error_code error) {
+int exit_for(std::error_code error, int conflict) {
     if (!error) {
         return exit_ok;
     }
-    if (error == errc::contention || error == errc::validity_expired) {
-        return exit_not_acquired;
-    }
-    if (error == errc::nodes_quarantined) {
-        return exit_not_acquired;
+    if (error == errc::contention || error == errc::validity_expired ||
+        error == errc::nodes_quarantined) {
+        return conflict;
     }
     if (error == errc::quorum_unreachable) {
         return exit_unreachable;

@@ -18,8 +18,10 @@ enum exit_code : int {
     exit_command_failed = 127, ///< run: the command could not be started
 };
 
-/// The exit status for an operation's error.
-int exit_for(std::error_code error);
+/// The exit status for an operation's error; `conflict` stands for exit_not_acquired (the
+/// lock could not be had now: held by another, granted too slowly, nodes in quarantine), as
+/// flock(1)'s -E sets it.
+int exit_for(std::error_code error, int conflict = exit_not_acquired);
 
 } // namespace redlock::cli
 

@@ -193,7 +193,7 @@ int acquire_command(const options& o) {
     }
     if (ec) {
         say(o, "could not acquire " + keys + ": " + r.message);
-        return exit_for(ec);
+        return exit_for(ec, static_cast<int>(o.conflict_exit_code));
     }
     std::cout << r.lock.token();
     if (o.fence) {

@@ -393,6 +393,11 @@ const option_spec option_specs[] = {
     {"retries,r", "N", for_run | for_acquire,
      "retries after the first attempt (default 0; with --wait, a cap)",
      set_count<&options::retries, 0, 1'000'000>},
+    {"conflict-exit-code,E", "N", for_run | for_acquire,
+     "exit status when the lock cannot be had now: held by another, granted too slowly, or "
+     "nodes in restart quarantine (default 75; 1 to 255). For run, pick one its COMMAND "
+     "never exits with: run passes COMMAND's own status through",
+     set_count<&options::conflict_exit_code, 1, 255>},
     {"node-timeout", "DUR", for_run | for_acquire | for_extend | for_release | for_status,
      "per-node answer bound (default 50ms; status waits at least 200ms)",
      set_duration<&options::node_timeout>},
@@ -946,7 +951,8 @@ before COMMAND).
 exit status:
   0   success (run: the command's own status; 128+N if it died of signal N)
   64  bad usage            69  too few nodes reachable for a quorum
-  70  internal error       75  lock held by another (or granted too slowly)
+  70  internal error       75  lock held by another, granted too slowly, or too many
+                               nodes in restart quarantine (-E N: N instead)
   79  lock lost, or TOKEN does not hold KEY
   127 run: COMMAND could not be started
   129, 130, 143  run, acquire: SIGHUP, SIGINT, SIGTERM while waiting for the lock

@@ -1,6 +1,8 @@
 #ifndef REDLOCK_CLI_OPTIONS_HPP
 #define REDLOCK_CLI_OPTIONS_HPP
 
+#include "cli/exit_codes.hpp"
+
 #include <redlock/config.hpp>
 
 #include <chrono>
@@ -41,6 +43,8 @@ struct options {
     std::chrono::milliseconds ttl{30000};
     std::chrono::milliseconds wait{0};
     unsigned retries = 0;
+    /// run, acquire: the exit status when the lock could not be had now (-E, as flock's).
+    unsigned conflict_exit_code = exit_not_acquired;
     std::chrono::milliseconds node_timeout{50};
     int loss_signal = SIGTERM;             ///< run: sent to the child on lock loss (0: none)
     std::chrono::milliseconds grace{5000}; ///< run: then SIGKILL after this

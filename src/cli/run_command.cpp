@@ -73,7 +73,7 @@ private:
         }
         if (ec) {
             say(o_, "could not acquire " + keys_text(o_.positional) + ": " + r.message);
-            status_ = exit_for(ec);
+            status_ = exit_for(ec, static_cast<int>(o_.conflict_exit_code));
             finish();
             return;
         }

@@ -188,6 +188,23 @@ TEST_F(nodes_test, cli_input_that_means_something_else_is_a_usage_error) {
     EXPECT_EQ(keys_everywhere(), 0);
 }
 
+TEST_F(nodes_test, cli_conflict_exit_code_replaces_75_and_nothing_else) {
+    const auto token = trim(cli("acquire -t 20s cli:conflict").out);
+    ASSERT_FALSE(token.empty());
+    EXPECT_EQ(cli("acquire -E 3 cli:conflict").status, 3) << "held by another";
+    EXPECT_EQ(cli("acquire --conflict-exit-code=3 -w 300ms cli:conflict").status, 3)
+        << "still held when the wait ran out";
+    EXPECT_EQ(cli("run -E 3 cli:conflict -- true").status, 3) << "COMMAND never started";
+    EXPECT_EQ(cli("acquire cli:conflict").status, 75) << "the default";
+    EXPECT_EQ(cli("--nodes 127.0.0.1:1,127.0.0.1:2,127.0.0.1:3 acquire -E 3 k").status, 69)
+        << "unreachable is not a conflict";
+    EXPECT_EQ(cli("release cli:conflict " + token).status, 0);
+    // Free: run passes its command's own status through, whatever -E says.
+    EXPECT_EQ(cli("run -E 200 cli:conflict -- sh -c 'exit 3'").status, 3);
+    EXPECT_EQ(cli("run -E 3 cli:conflict -- true").status, 0);
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
 TEST_F(nodes_test, cli_run_passes_the_commands_status_and_holds_the_lock_meanwhile) {
     EXPECT_EQ(cli("run cli:run -- sh -c 'exit 3'").status, 3);
     EXPECT_EQ(cli("run cli:run -- sh -c 'kill -9 $$'").status, 128 + 9);

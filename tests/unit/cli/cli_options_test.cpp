@@ -309,6 +309,7 @@ const std::vector<applicability> where_options_apply{
     {"--ttl", "5s", {"run", "acquire", "extend"}},
     {"--wait", "5s", {"run", "acquire"}},
     {"--retries", "3", {"run", "acquire"}},
+    {"--conflict-exit-code", "3", {"run", "acquire"}},
     {"--node-timeout", "100ms", {"run", "acquire", "extend", "release", "status"}},
     {"--fence", "", {"run", "acquire"}},
     {"--on-loss", "KILL", {"run"}},
@@ -693,6 +694,32 @@ TEST(cli_options, exit_codes) {
     EXPECT_EQ(cli::exit_for(errc::lock_lost), cli::exit_lock_lost);
     EXPECT_EQ(cli::exit_for(errc::invalid_argument), cli::exit_usage);
     EXPECT_EQ(cli::exit_for(errc::cancelled), cli::exit_internal);
+    EXPECT_EQ(cli::exit_for(errc::nodes_quarantined), cli::exit_not_acquired);
+}
+
+TEST(cli_options, conflict_exit_code_replaces_75_for_could_not_have_it_now_only) {
+    using redlock::errc;
+    for (const auto e : {errc::contention, errc::validity_expired, errc::nodes_quarantined}) {
+        EXPECT_EQ(cli::exit_for(e, 3), 3) << redlock::make_error_code(e).message();
+    }
+    for (const auto e : {errc::quorum_unreachable, errc::lock_lost, errc::invalid_argument,
+                         errc::lock_mismatch, errc::cancelled}) {
+        EXPECT_EQ(cli::exit_for(e, 3), cli::exit_for(e)) << redlock::make_error_code(e).message();
+    }
+    std::string error;
+    auto given = parse({"acquire", "-E", "3", "k"}, error);
+    ASSERT_TRUE(given) << error;
+    EXPECT_EQ(given->conflict_exit_code, 3U);
+    auto long_form = parse({"run", "--conflict-exit-code=200", "k", "--", "true"}, error);
+    ASSERT_TRUE(long_form) << error;
+    EXPECT_EQ(long_form->conflict_exit_code, 200U);
+    EXPECT_EQ(parse({"acquire", "k"}, error)->conflict_exit_code, 75U);
+    for (const char* bad : {"0", "256", "-1", "x", ""}) {
+        EXPECT_FALSE(parse({"acquire", "-E", bad, "k"}, error)) << bad;
+        EXPECT_NE(error.find("1 to 255"), std::string::npos) << error;
+    }
+    EXPECT_FALSE(parse({"release", "-E", "3", "k", "t"}, error)) << "release takes no lock";
+    EXPECT_FALSE(parse({"status", "-E", "3", "k"}, error));
 }
 
 } // namespace
