@@ -289,8 +289,14 @@ std::string node_address::redacted() const {
         }
         return "unix://" + path + query;
     }
-    return std::string(tls ? "rediss://" : "redis://") + credentials + display() +
-           (db != 0 ? "/" + std::to_string(db) : "");
+    // Appended piecewise, not `"/" + std::to_string(db)`: GCC 12 at -O3 warns -Wrestrict on
+    // that in std::string's own code (a false positive, GCC PR 105329).
+    std::string text = tls ? "rediss://" : "redis://";
+    text.append(credentials).append(display());
+    if (db != 0) {
+        text.append("/").append(std::to_string(db));
+    }
+    return text;
 }
 
 bool node_address::same_server(const node_address& other) const noexcept {

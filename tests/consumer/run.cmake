@@ -2,9 +2,11 @@
 #   package       `cmake --install` of the build tree; find_package(redlock)
 #   dependencies  the same install; find_package(redlock QUIET) with hiredis hidden reports
 #                 "not found" without failing, and finds hiredis as a CMake package (hiredis 1.x)
-#   subdirectory  add_subdirectory(redlock): no CLI, tests or install rules of redlock's
-#   deb           `cpack -G DEB`, unpacked with `dpkg -x`: find_package, pkg-config --static,
-#                 the CLI's --version
+#   subdirectory  add_subdirectory(redlock), optimised: no CLI, tests or install rules of
+#                 redlock's, and no warning from its sources
+#   deb           `cpack -G DEB`: redlock (CLI, man page) and redlock-dev, their Depends and
+#                 copyright files, unpacked with `dpkg -x`: find_package, plain pkg-config,
+#                 the CLI's --version, `man redlock`
 #   shared        redlock configured with BUILD_SHARED_LIBS=ON (library only): SONAME, exported
 #                 symbols, find_package without hiredis
 # Inputs: MODE, SOURCE_DIR (redlock), BUILD_DIR (its build tree), WORK (scratch), BUILD_TYPE,
@@ -96,8 +98,15 @@ elseif(MODE STREQUAL "dependencies")
     step("run (${build})" ${build}/consumer)
 
 elseif(MODE STREQUAL "subdirectory")
-    set(consumer_build_type "${BUILD_TYPE_OF_REBUILD}")
-    consumer(${WORK}/build subdirectory -DREDLOCK_SOURCE_DIR=${SOURCE_DIR})
+    # Optimised, as consumers ship: redlock's sources compiled inside someone else's build
+    # must not warn there (GCC 12 at -O3 found -Wrestrict false positives that -O0 hides).
+    set(consumer_build_type Release)
+    configure_consumer(${WORK}/build subdirectory -DREDLOCK_SOURCE_DIR=${SOURCE_DIR})
+    step("build (${WORK}/build)" ${CMAKE_COMMAND} --build ${WORK}/build -j2)
+    if(output MATCHES "warning:")
+        message(FATAL_ERROR "consumer.subdirectory: redlock warns in a consumer's build:\n${output}")
+    endif()
+    step("run (${WORK}/build)" ${WORK}/build/consumer)
     # The parent's install holds the parent's program and nothing of redlock's.
     step("install" ${CMAKE_COMMAND} --install ${WORK}/build --prefix ${WORK}/prefix)
     file(GLOB_RECURSE installed RELATIVE ${WORK}/prefix ${WORK}/prefix/*)
@@ -108,35 +117,68 @@ elseif(MODE STREQUAL "subdirectory")
 elseif(MODE STREQUAL "deb")
     step("cpack" ${CPACK} -G DEB --config ${BUILD_DIR}/CPackConfig.cmake -B ${WORK}/deb)
     file(GLOB debs ${WORK}/deb/*.deb)
+    file(GLOB runtime_deb ${WORK}/deb/redlock_*.deb)
+    file(GLOB dev_deb ${WORK}/deb/redlock-dev_*.deb)
     list(LENGTH debs count)
-    if(NOT count EQUAL 1)
-        message(FATAL_ERROR "consumer.deb: expected one .deb, found: ${debs}")
+    if(NOT count EQUAL 2 OR NOT runtime_deb OR NOT dev_deb)
+        message(FATAL_ERROR "consumer.deb: expected redlock and redlock-dev, found: ${debs}")
     endif()
-    step("dpkg-deb -f" dpkg-deb -f ${debs} Version Depends)
+    # The CLI's package depends on what it runs on, never on what compiles against it.
+    step("dpkg-deb -f redlock" dpkg-deb -f ${runtime_deb} Package Version Depends)
     string(REGEX MATCH "Version: ([^\n]+)" version "${output}")
     set(version ${CMAKE_MATCH_1})
-    # What a static redlock's consumers compile and link with, and what the CLI runs on.
-    foreach(package IN ITEMS libboost1.81-dev libhiredis-dev libssl-dev libc6
-                             libboost-program-options1.81.0)
-        expect("Depends" "${output}" "${package}")
+    foreach(package IN ITEMS libc6 libhiredis0.14 libssl3 libboost-program-options1.81.0)
+        expect("redlock Depends" "${output}" "${package}")
     endforeach()
-    step("dpkg -x" dpkg -x ${debs} ${WORK}/root)
+    if(output MATCHES "-dev")
+        message(FATAL_ERROR "consumer.deb: the CLI's package depends on a -dev package:\n${output}")
+    endif()
+    # What a static redlock's consumers compile and link with.
+    step("dpkg-deb -f redlock-dev" dpkg-deb -f ${dev_deb} Package Version Depends)
+    foreach(package IN ITEMS libboost1.81-dev libhiredis-dev libssl-dev)
+        expect("redlock-dev Depends" "${output}" "${package}")
+    endforeach()
+    expect("redlock-dev Version" "${output}" "Version: ${version}")
+    # Each package's contents: nothing of the other's.
+    step("dpkg-deb -c redlock" dpkg-deb -c ${runtime_deb})
+    expect("redlock contents" "${output}" "\\./usr/bin/redlock\n")
+    expect("redlock contents" "${output}" "\\./usr/share/man/man1/redlock\\.1\\.gz\n")
+    expect("redlock contents" "${output}" "\\./usr/share/doc/redlock/copyright\n")
+    if(output MATCHES "/include/|\\.a\n|\\.pc\n|cmake")
+        message(FATAL_ERROR "consumer.deb: development files in the CLI's package:\n${output}")
+    endif()
+    step("dpkg-deb -c redlock-dev" dpkg-deb -c ${dev_deb})
+    expect("redlock-dev contents" "${output}" "\\./usr/share/doc/redlock-dev/copyright\n")
+    if(output MATCHES "/bin/|/man/")
+        message(FATAL_ERROR "consumer.deb: the CLI in the development package:\n${output}")
+    endif()
+    foreach(deb IN LISTS debs)
+        step("dpkg -x" dpkg -x ${deb} ${WORK}/root)
+    endforeach()
     set(usr ${WORK}/root/usr)
     find_one(pc ${usr} redlock.pc)
     find_one(config ${usr} redlock-config.cmake)
     find_one(license ${usr}/share LICENSE)
     foreach(file IN ITEMS bin/redlock include/redlock/redlock.hpp)
         if(NOT EXISTS ${usr}/${file})
-            message(FATAL_ERROR "consumer.deb: /usr/${file} not in the package")
+            message(FATAL_ERROR "consumer.deb: /usr/${file} not in the packages")
         endif()
     endforeach()
+    file(READ ${usr}/share/doc/redlock/copyright copyright)
+    expect("copyright" "${copyright}" "^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\nUpstream-Name: redlock\n\nFiles: \\*\nCopyright: [^\n]+\nLicense: MIT\n Permission is hereby granted")
+    # `man redlock`, where the package put it: made from the program's own --help.
+    set(ENV{MANWIDTH} 100)
+    step("man redlock" man --manpath=${usr}/share/man redlock)
+    expect("man redlock" "${output}" "--conflict-exit-code")
+    expect("man redlock" "${output}" "redlock ${version}")
     step("redlock --version" ${usr}/bin/redlock --version)
     expect("redlock --version" "${output}" "^redlock ${version}\n$")
     consumer(${WORK}/cmake package -DCMAKE_PREFIX_PATH=${usr})
     # pkg-config, as a Makefile would use it: the .pc finds its prefix from its own location.
     get_filename_component(pc_dir ${pc} DIRECTORY)
     set(ENV{PKG_CONFIG_PATH} ${pc_dir})
-    step("pkg-config" pkg-config --cflags --libs --static redlock)
+    # A plain query links: a static redlock's dependencies are where it looks.
+    step("pkg-config" pkg-config --cflags --libs redlock)
     string(STRIP "${output}" flags)
     string(REGEX REPLACE "([][+.*()^$?|\\])" "\\\\\\1" usr_pattern "${usr}")
     expect("pkg-config" "${flags}" "-I${usr_pattern}/[^ ]*include .*-lredlock .*-lhiredis .*-lssl")
