@@ -105,7 +105,10 @@ void acquire_op::act(const acquire_action& action) {
             slot_ = fsm_.attempt() == 1
                         ? static_cast<unsigned>(impl_->next_random() % options_.permits)
                         : (slot_ + 1) % options_.permits;
-            token_ += "/" + std::to_string(slot_);
+            // Appended piecewise: `"/" + std::to_string(...)` makes GCC 12 at -O3 warn
+            // -Wrestrict in std::string's own code (a false positive, GCC PR 105329), which
+            // consumers building redlock as their subdirectory would see.
+            token_.append("/").append(std::to_string(slot_));
         }
         begin_round(now());
         arm_timer(action.at);
