@@ -238,12 +238,32 @@ int release_command(const options& o) {
     blocking_client client(make_config(o));
     std::error_code ec;
     auto r = client.release(lock_from_arguments(o), ec);
+    if (ec == errc::lock_lost) {
+        // The library's words are the holder's ("lock is no longer held"); here somebody
+        // handed us a token, and the lock may well be held, by another.
+        std::string_view detail = r.message;
+        if (const auto prefix = ec.message() + ": "; detail.starts_with(prefix)) {
+            detail.remove_prefix(prefix.size());
+        }
+        say(o, "release of " + keys + ": not released: the token " + o.positional.back() +
+                   " does not hold it on a quorum (it expired, was released already, or the "
+                   "lock is another holder's): " +
+                   std::string(detail));
+        return exit_for(ec);
+    }
     if (ec) {
         say(o, "release of " + keys + ": " + r.message);
         return exit_for(ec);
     }
-    say(o, "released " + keys + " on " + std::to_string(r.released) + " of " +
-               std::to_string(o.nodes.size()) + " nodes");
+    // A release completes at a quorum of deletes; the rest were sent and are on their way.
+    const auto pending = std::count_if(r.votes.begin(), r.votes.end(), [](const node_vote& v) {
+        return v.outcome == node_outcome::pending;
+    });
+    say(o, "released " + keys + ": deleted on " + std::to_string(r.released) + " of " +
+               std::to_string(o.nodes.size()) + " nodes when the quorum was reached" +
+               (pending > 0 ? "; the deletes sent to the other " + std::to_string(pending) +
+                                  " were still on their way"
+                            : ""));
     return exit_ok;
 }
 

@@ -902,8 +902,8 @@ std::string laid_out(const po::options_description& options) {
 }
 
 constexpr std::string_view duration_syntax =
-    "DUR: 500ms, 1.5s, 2m, 1h, or a number of seconds (7, 0.5); whole milliseconds,\n"
-    "at most 2147483647ms (about 24 days).\n";
+    "DUR: a number and its unit, ms, s, m or h (500ms, 1.5s, 2m, 1h; 0 alone);\n"
+    "whole milliseconds, at most 2147483647ms (about 24 days).\n";
 
 std::string usage_line(const subcommand& s) {
     return "redlock " + std::string(s.name) + " [options]" +

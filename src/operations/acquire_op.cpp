@@ -410,12 +410,13 @@ void acquire_op::finish(std::error_code error) {
         }
         result.lock = lock(keys_, token_, fsm_.valid_until(), options_, fsm_.fence_token());
     } else if (fsm_.fence_token() != 0) {
-        result.message = error.message() + ": raising the fencing counter to " +
-                         std::to_string(fsm_.fence_token()) + ": " +
-                         summary(fsm_.votes().granted(), "lock gone or counter already higher");
-    } else {
         result.message =
-            error.message() + ": " + summary(fsm_.votes().granted(), "held by another token");
+            error.message() + ": raising the fencing counter to " +
+            std::to_string(fsm_.fence_token()) + ": " +
+            summary(fsm_.votes().granted(), "raised", "lock gone or counter already higher");
+    } else {
+        result.message = error.message() + ": " +
+                         summary(fsm_.votes().granted(), "granted", "held by another token");
     }
     result.votes = take_votes();
     if (auto* m = impl_->metrics()) {

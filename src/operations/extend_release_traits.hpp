@@ -31,6 +31,7 @@ struct extend_traits {
         }
         return !done || (succeeded && now < f.valid_until());
     }
+    static constexpr std::string_view done = "extended";
     static constexpr std::string_view refusal = "token not found (expired or taken over)";
 
     static const script& to_run() { return extend_script; }
@@ -78,6 +79,7 @@ struct release_traits {
                            clock::time_point) {
         return true;
     }
+    static constexpr std::string_view done = "released";
     static constexpr std::string_view refusal = "token not found (expired or taken over)";
 
     static const script& to_run() { return release_script; }

@@ -95,9 +95,10 @@ void force_release_op::finish(std::error_code error) {
     release_result result;
     result.released = deleted_on_;
     if (error) {
-        result.message = error.message() + ": " + summary(deleted_on_, "nothing to delete");
+        result.message =
+            error.message() + ": " + summary(deleted_on_, "deleted", "nothing to delete");
     } else if (answered_ < impl_->node_count()) {
-        result.message = summary(deleted_on_, "nothing to delete");
+        result.message = summary(deleted_on_, "deleted", "nothing to delete");
     }
     result.votes = take_votes();
     completion_.complete(error, std::move(result));

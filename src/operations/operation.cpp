@@ -2,6 +2,9 @@
 
 #include "redlock/error.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace redlock::detail {
 
 operation::operation(std::shared_ptr<client_impl> impl)
@@ -80,26 +83,41 @@ void operation::record_timeouts(clock::time_point now) {
     }
 }
 
-std::string operation::summary(std::size_t granted, std::string_view refusal) const {
-    std::string text = std::to_string(granted) + " of " + std::to_string(votes_.size()) +
-                       " nodes granted, quorum is " + std::to_string(votes_.size() / 2 + 1);
+std::string operation::summary(std::size_t succeeded, std::string_view done,
+                               std::string_view refusal) const {
+    // Reasons in the order they first appear, each with the nodes that gave it.
+    std::vector<std::pair<std::string, std::string>> reasons;
     for (const auto& vote : votes_) {
         if (vote.outcome == node_outcome::granted) {
             continue;
         }
-        text += "; " + impl_->node(vote.node).address().display() + ": ";
+        std::string reason;
         if (vote.outcome == node_outcome::refused) {
-            text += refusal;
+            reason = refusal;
         } else if (vote.outcome == node_outcome::pending) {
-            text += "no answer yet";
+            reason = "no answer yet";
         } else {
-            text += vote.error ? vote.error.message() : "no answer";
+            reason = vote.error ? vote.error.message() : "no answer";
             if (vote.error == errc::node_quarantined) {
-                text += ": " + vote.server_message;
+                reason += ": " + vote.server_message;
             } else if (!vote.server_message.empty()) {
-                text += " (" + vote.server_message + ")";
+                reason += " (" + vote.server_message + ")";
             }
         }
+        const auto address = impl_->node(vote.node).address().display();
+        const auto same = std::find_if(reasons.begin(), reasons.end(),
+                                       [&](const auto& r) { return r.first == reason; });
+        if (same == reasons.end()) {
+            reasons.emplace_back(std::move(reason), address);
+        } else {
+            same->second += ", " + address;
+        }
+    }
+    std::string text = std::to_string(succeeded) + " of " + std::to_string(votes_.size()) +
+                       " nodes " + std::string(done) + ", quorum is " +
+                       std::to_string(votes_.size() / 2 + 1);
+    for (const auto& [reason, nodes] : reasons) {
+        text += "; " + nodes + ": " + reason;
     }
     return text;
 }

@@ -84,9 +84,12 @@ protected:
     const std::vector<node_vote>& votes() const noexcept { return votes_; }
     std::vector<node_vote> take_votes() { return std::move(votes_); }
 
-    /// The count, then a clause per node that did not grant, for the result's message.
-    /// `refusal` says what a refusal means for this operation.
-    std::string summary(std::size_t granted, std::string_view refusal) const;
+    /// The count ("3 of 5 nodes released, quorum is 3"), then why the others did not, for the
+    /// result's message: each reason once, after the nodes it applies to (five nodes refusing
+    /// alike make one clause, not five). `done` is what the nodes did ("granted",
+    /// "released"...); `refusal` says what a refusal means for this operation.
+    std::string summary(std::size_t succeeded, std::string_view done,
+                        std::string_view refusal) const;
 
     void send(std::size_t node, const command& cmd, reply_tag tag);
 

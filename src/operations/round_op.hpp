@@ -183,8 +183,8 @@ private:
         succeeded_ = !error;
         auto result = Traits::result(fsm_, held_, ttl_);
         if (error) {
-            result.message =
-                error.message() + ": " + summary(fsm_.votes().granted(), Traits::refusal);
+            result.message = error.message() + ": " +
+                             summary(fsm_.votes().granted(), Traits::done, Traits::refusal);
         }
         // Nodes still awaited stay `pending` in the result; their votes are still recorded.
         result.votes = settled_ ? take_votes() : votes();

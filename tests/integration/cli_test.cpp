@@ -188,6 +188,41 @@ TEST_F(nodes_test, cli_input_that_means_something_else_is_a_usage_error) {
     EXPECT_EQ(keys_everywhere(), 0);
 }
 
+std::size_t occurrences(const std::string& text, const std::string& what) {
+    std::size_t count = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+        ++count;
+    }
+    return count;
+}
+
+TEST_F(nodes_test, cli_messages_say_what_happened) {
+    const auto token = trim(cli("acquire -t 20s cli:said").out);
+    ASSERT_FALSE(token.empty());
+    // A release with a token that does not hold the lock: it is a release, and the lock is
+    // held, by another.
+    auto other = cli_with_stderr("", "release cli:said ffffffffffffffffffffffffffffffff");
+    EXPECT_EQ(other.status, 79) << other.out;
+    EXPECT_NE(other.out.find("not released: the token ffffffffffffffffffffffffffffffff does not "
+                             "hold it on a quorum"),
+              std::string::npos)
+        << other.out;
+    EXPECT_NE(other.out.find("0 of 5 nodes released"), std::string::npos) << other.out;
+    EXPECT_EQ(other.out.find("granted"), std::string::npos) << other.out;
+    // A release completes at a quorum: said so, whatever the count then.
+    auto released = cli_with_stderr("", "release cli:said " + token);
+    EXPECT_EQ(released.status, 0) << released.out;
+    EXPECT_NE(released.out.find("when the quorum was reached"), std::string::npos) << released.out;
+    // The same reason from every node is said once, after the nodes that gave it.
+    const auto permit = trim(cli("acquire --permits 3 cli:said-sem").out);
+    ASSERT_FALSE(permit.empty());
+    auto mismatch = cli_with_stderr("", "acquire --permits 4 cli:said-sem");
+    EXPECT_EQ(mismatch.status, 64) << mismatch.out;
+    EXPECT_EQ(occurrences(mismatch.out, "REDLOCK_MISMATCH"), 1U) << mismatch.out;
+    EXPECT_EQ(cli("release cli:said-sem " + permit).status, 0);
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
 TEST_F(nodes_test, cli_conflict_exit_code_replaces_75_and_nothing_else) {
     const auto token = trim(cli("acquire -t 20s cli:conflict").out);
     ASSERT_FALSE(token.empty());
