@@ -277,13 +277,14 @@ scenario make_scenario(world& w, int forced_profile) {
     if (fleet() % 2 == 0) {
         s.config.fleet_max_ttl = sim_fleet_max_ttl;
     }
-    // Half the schedules (all profiles) also restart one node while bare majorities hold the
-    // locks: a minority of the other nodes is cut off from every client for a while just
-    // before, so that locks granted then stand on the restarting node and on just enough
-    // others; once the cut ends, a client whose own locks are shorter finds the restarted
-    // node and the cut-off ones free. Drawn from the same generator of their own, whose salt
-    // gives none of regression_seeds.txt this restart: they replay the schedules that found
-    // their bugs.
+    // Half the schedules (all profiles) also restart one node under a lock that stands on a
+    // bare majority, while clients with shorter locks ask for the same key: client 0 starts
+    // with the longest plain lock, cut off from a minority of the other nodes until the
+    // restart, so that its majority includes the restarting node; the other clients start
+    // after the restart with the shortest TTL, which is all their own locks could tell them,
+    // and find the restarted node and the cut-off ones free. Drawn from the same generator
+    // of their own, whose salt gives none of regression_seeds.txt this restart: they replay
+    // the schedules that found their bugs.
     if (fleet() % 2 == 0) {
         const auto draw = [&fleet](real_ns from, real_ns to) {
             return from + static_cast<real_ns>(fleet() % static_cast<std::uint64_t>(to - from + 1));
@@ -292,23 +293,41 @@ scenario make_scenario(world& w, int forced_profile) {
         fault crash;
         crash.what = fault::kind::crash;
         crash.node = restarted;
-        crash.at = draw(0, horizon / 2);
-        crash.duration = draw(1 * ms, 30 * ms);
-        const real_ns cut_for = draw(10 * ms, 150 * ms);
-        for (int k = 1; k <= nodes / 2; ++k) {
-            const int node = (restarted + k) % nodes;
-            for (int c = 0; c < clients; ++c) {
-                fault cut;
-                cut.what = fault::kind::partition;
-                cut.client = c;
-                cut.node = node;
-                cut.at = std::max<real_ns>(0, crash.at - cut_for);
-                cut.duration = crash.at - cut.at + crash.duration;
-                cut.break_now = fleet() % 2 == 0;
-                s.faults.push_back(cut);
-            }
-        }
+        crash.at = draw(20 * ms, 80 * ms);
+        crash.duration = draw(1 * ms, 20 * ms);
         s.faults.push_back(crash);
+        const real_ns back = crash.at + crash.duration;
+        for (int k = 1; k <= nodes / 2; ++k) {
+            fault cut;
+            cut.what = fault::kind::partition;
+            cut.client = 0;
+            cut.node = (restarted + k) % nodes;
+            cut.at = 0;
+            cut.duration = back;
+            cut.break_now = fleet() % 2 == 0;
+            s.faults.push_back(cut);
+        }
+        auto& first = s.ops[0][0];
+        first.what = op_plan::kind::plain;
+        first.lock.ttl = sim_fleet_max_ttl;
+        first.lock.node_timeout = milliseconds(30);
+        first.lock.retry.max_attempts = 4;
+        first.gap = 0;
+        first.hold = draw(back + 60 * ms, 280 * ms);
+        first.extend_midway = false;
+        first.cancel_after = -1;
+        for (int c = 1; c < clients; ++c) {
+            auto& op = s.ops[static_cast<std::size_t>(c)][0];
+            op.gap = back + draw(0, 20 * ms);
+            op.lock.ttl = milliseconds(40);
+            op.lock.node_timeout = std::min(op.lock.node_timeout, op.lock.ttl / 3);
+            op.lock.retry.max_attempts = 8;
+            op.lock.retry.backoff_initial = milliseconds(10);
+            if (op.renewal.interval > op.lock.ttl) {
+                op.renewal.interval = op.lock.ttl / 2;
+            }
+            op.cancel_after = -1;
+        }
     }
     return s;
 }
