@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
     redlock::client_config config;
     config.nodes = nodes();
     config.quarantine.enabled = false;
+    // The locks are held for the whole measurement; no other client takes these keys.
+    config.fleet_max_ttl = 600s;
     redlock::client client(io.get_executor(), config);
     redlock::lock_options options;
     options.ttl = 600s;

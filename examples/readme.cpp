@@ -1,6 +1,6 @@
 // The README's example: a lock taken and released from a coroutine, then with the blocking
 // facade, on the five local nodes (compose/local-nodes.sh up; wait out their restart
-// quarantine, 30 s, or see "quarantined" in the error).
+// quarantine, the fleet's maximum TTL, 60 s by default, or see "quarantined" in the error).
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>

@@ -67,10 +67,11 @@ asio::awaitable<int> run(redlock::client& client, std::vector<std::string> nodes
     constexpr auto token = asio::as_tuple(asio::use_awaitable);
     redlock::lock_options options;
     options.ttl = 5s;
-    // Nodes started a moment ago are in restart quarantine for one TTL (docs/safety.md):
-    // keep trying for a little longer than that.
+    // Nodes started a moment ago are in restart quarantine for the fleet's maximum TTL
+    // (client_config::fleet_max_ttl, 60 s by default; docs/safety.md): keep trying for a
+    // little longer than that.
     options.retry.max_attempts = 0;
-    options.retry.wait_budget = 8s;
+    options.retry.wait_budget = 65s;
     options.retry.backoff_max = 1s;
 
     auto [acquire_ec, acquired] = co_await client.async_acquire("redlock:example", options, token);

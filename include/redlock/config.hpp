@@ -24,6 +24,8 @@ inline constexpr std::size_t smallest_reply_bound = 16 * 1024;
 inline constexpr std::size_t largest_reply_bound = 1024 * 1024 * 1024; ///< 1 GiB
 /// Longest ttl accepted: what a signed 32-bit millisecond count holds (about 24.8 days).
 inline constexpr std::chrono::milliseconds max_ttl{2147483647};
+/// Default of client_config::fleet_max_ttl (and of the CLI's --max-ttl).
+inline constexpr std::chrono::milliseconds default_fleet_max_ttl{60000};
 
 class metrics_observer;
 
@@ -46,11 +48,7 @@ struct quarantine_options {
     /// node restart (docs/safety.md). While on, a node whose INFO is refused (an ACL user
     /// without +info) gets no votes (errc::restarts_undetectable): its restarts are unseen.
     bool enabled = true;
-    /// The largest TTL any client of these nodes uses. The quarantine lasts this (or the
-    /// largest TTL this client has acquired or extended with, if larger) plus its drift,
-    /// from the restart; the drift uses the largest clock_drift_factor and drift_allowance
-    /// of this client's locks, never less than lock_options' defaults.
-    std::chrono::milliseconds assumed_max_ttl{0};
+    // How long it lasts: client_config::fleet_max_ttl plus its drift, from the restart.
 };
 
 /// TLS for the nodes given as `rediss://`. Verification is always on unless the loudly
@@ -104,6 +102,13 @@ struct client_config {
     logger log;
     /// Restart quarantine; see quarantine_options.
     quarantine_options quarantine;
+    /// The longest ttl any client of these nodes may use: an acquire, extend or renewal with
+    /// a longer one is refused (errc::invalid_argument). A node that restarted empty is
+    /// quarantined for this plus its drift (the largest clock_drift_factor and
+    /// drift_allowance of this client's locks, never less than lock_options' defaults),
+    /// whatever ttl this or any other client uses. Give every client of the same nodes the
+    /// same value (docs/safety.md, "Restart quarantine"). From 1 ms to max_ttl.
+    std::chrono::milliseconds fleet_max_ttl = default_fleet_max_ttl;
     /// Optional; see metrics.hpp (prometheus_metrics renders the Prometheus text format).
     std::shared_ptr<metrics_observer> metrics;
 };

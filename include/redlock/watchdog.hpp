@@ -47,7 +47,8 @@ public:
 
     /// Starts renewing `held`, which must have been acquired through `owner`.
     /// @throws std::system_error with errc::invalid_argument when check_renewal_options()
-    ///         finds `options` unusable.
+    ///         finds `options` unusable, or `held`'s ttl is above the owner's
+    ///         client_config::fleet_max_ttl.
     watchdog(client& owner, const lock& held, renewal_options options = {},
              loss_handler on_loss = {});
     /// Stops renewing (without releasing). A renewal already sent still completes first on

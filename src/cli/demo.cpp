@@ -397,7 +397,13 @@ int demo_command(const options& o) {
     std::vector<std::unique_ptr<blocking_client>> instances;
     try {
         for (unsigned i = 0; i < o.instances; ++i) {
-            instances.push_back(std::make_unique<blocking_client>(make_config(o)));
+            // Every lock on the demo's keys is taken here, by these clients, with demo_ttl:
+            // that is the fleet's maximum for those keys, and a node restarted (or started)
+            // a moment ago is quarantined for that long rather than for the default 60 s,
+            // which would otherwise fill the timed rows with waiting.
+            auto config = make_config(o);
+            config.fleet_max_ttl = demo_ttl;
+            instances.push_back(std::make_unique<blocking_client>(std::move(config)));
         }
     } catch (const std::system_error& e) {
         std::cerr << "redlock demo: " << e.what() << "\n";

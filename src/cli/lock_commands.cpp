@@ -29,10 +29,9 @@ client_config make_config(const options& o) {
     client_config c;
     c.nodes = o.nodes;
     c.quarantine.enabled = o.quarantine;
-    // Every command weighs a restart against --ttl (30 s unless given): status and release,
-    // which take no lock, as well. Without it, status measured a restart against no lock at
-    // all and showed the quarantine only for the few milliseconds of the clock drift.
-    c.quarantine.assumed_max_ttl = o.ttl;
+    // Every command weighs a restart against the fleet's maximum, as the library does: never
+    // against its own --ttl, which says nothing of the locks other clients hold.
+    c.fleet_max_ttl = o.max_ttl;
     c.tls = o.tls;
     return c;
 }

@@ -275,6 +275,19 @@ bool set_duration(options& o, const std::string& flag, const std::string& value,
     return true;
 }
 
+/// --max-ttl and $REDLOCK_MAX_TTL: a duration, but never zero (no lock could be taken).
+bool set_max_ttl(options& o, const std::string& flag, const std::string& value,
+                 std::string& error) {
+    if (!set_duration<&options::max_ttl>(o, flag, value, error)) {
+        return false;
+    }
+    if (o.max_ttl == milliseconds::zero()) {
+        error = flag + ": must be above 0 (the longest lock any client of these nodes takes)";
+        return false;
+    }
+    return true;
+}
+
 template <unsigned options::*field, unsigned least, unsigned most>
 bool set_count(options& o, const std::string& flag, const std::string& value, std::string& error) {
     unsigned count = 0;
@@ -384,9 +397,13 @@ const option_spec option_specs[] = {
      "warning still show)",
      set_flag<&options::quiet, true>},
     {"ttl,t", "DUR", for_run | for_acquire | for_extend,
-     "lock expiry (default 30s); run renews every ttl/3, extend sets the expiry to this from "
-     "now",
+     "lock expiry (default 30s, at most --max-ttl); run renews every ttl/3, extend sets the "
+     "expiry to this from now",
      set_duration<&options::ttl>},
+    {"max-ttl", "DUR", for_every_command & ~for_demo,
+     "the longest --ttl any client of these nodes uses, the same on all of them; a restarted "
+     "node's votes count again after this (default: $REDLOCK_MAX_TTL, else 60s)",
+     set_max_ttl},
     {"wait,w", "DUR", for_run | for_acquire,
      "keep retrying this long while the lock is busy (default 0: one try)",
      set_duration<&options::wait>},
@@ -612,7 +629,8 @@ missing_separator(const std::vector<std::string>& words,
 } // namespace
 
 std::optional<options> parse_options(int argc, const char* const* argv,
-                                     const char* environment_nodes, std::string& error) {
+                                     const char* environment_nodes, std::string& error,
+                                     const char* environment_max_ttl) {
     options o;
     // REDLOCK_NODES set but empty (an unset variable in a deployment script) is no request for
     // the built-in nodes: it is an error below unless --nodes names some.
@@ -621,6 +639,10 @@ std::optional<options> parse_options(int argc, const char* const* argv,
         o.nodes_from = options::source::environment;
     } else {
         o.nodes = split_nodes(built_in_nodes);
+    }
+    if (environment_max_ttl && *environment_max_ttl &&
+        !set_max_ttl(o, "$REDLOCK_MAX_TTL", environment_max_ttl, error)) {
+        return std::nullopt;
     }
     // The first -- ends the options. What follows is run's command word for word, and the
     // other subcommands' arguments (a KEY that starts with -): program_options never sees it.
@@ -738,6 +760,16 @@ std::optional<options> parse_options(int argc, const char* const* argv,
     }
     if (o.yes && !o.force) {
         error = "--yes goes with --force only";
+        return std::nullopt;
+    }
+    if ((sub->bit & (for_run | for_acquire | for_extend)) != 0 && o.ttl > o.max_ttl) {
+        // The restart quarantine of every client lasts the fleet's maximum: a longer lock
+        // could be granted twice after a node restart.
+        error = "--ttl of " + std::to_string(o.ttl.count()) + " ms is above --max-ttl of " +
+                std::to_string(o.max_ttl.count()) +
+                " ms, the longest lock of these nodes' clients: pass a shorter --ttl (run "
+                "renews it), or raise --max-ttl (or $REDLOCK_MAX_TTL) on every client of "
+                "these nodes";
         return std::nullopt;
     }
     return o;

@@ -41,6 +41,8 @@ struct options {
     /// them: someone else's nodes may answer there.
     enum class source { built_in, environment, flag } nodes_from = source::built_in;
     std::chrono::milliseconds ttl{30000};
+    /// client_config::fleet_max_ttl: --max-ttl, else $REDLOCK_MAX_TTL, else the library's.
+    std::chrono::milliseconds max_ttl = default_fleet_max_ttl;
     std::chrono::milliseconds wait{0};
     unsigned retries = 0;
     /// run, acquire: the exit status when the lock could not be had now (-E, as flock's).
@@ -67,9 +69,11 @@ struct options {
 
 /// Parses argv; on error returns empty and puts what is wrong in `error`. Options may stand
 /// before or after the subcommand; one that the subcommand does not take is an error.
-/// `environment_nodes` is $REDLOCK_NODES (may be null).
+/// `environment_nodes` is $REDLOCK_NODES, `environment_max_ttl` $REDLOCK_MAX_TTL (either may
+/// be null).
 std::optional<options> parse_options(int argc, const char* const* argv,
-                                     const char* environment_nodes, std::string& error);
+                                     const char* environment_nodes, std::string& error,
+                                     const char* environment_max_ttl = nullptr);
 
 /// What parse_options leaves to the file system and the environment: the password (the first
 /// line of --password-file, else `environment_password`, i.e. $REDLOCK_PASSWORD; may be null)

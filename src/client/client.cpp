@@ -112,6 +112,9 @@ void client::start_acquire(std::vector<std::string> keys, lock_options options,
     detail::completion<acquire_signature> done(std::move(handler), executor_);
     auto why = detail::check_lock_options(options);
     if (why.empty()) {
+        why = detail::check_fleet_ttl(options.ttl, impl_->config().fleet_max_ttl);
+    }
+    if (why.empty()) {
         why = detail::check_lock_keys(keys, options);
     }
     if (reject<acquire_result>(*impl_, std::move(why), done)) {
@@ -137,6 +140,9 @@ void client::start_extend(lock held, std::chrono::milliseconds ttl,
         auto options = held.options();
         options.ttl = ttl;
         why = detail::check_lock_options(options);
+    }
+    if (why.empty()) {
+        why = detail::check_fleet_ttl(ttl, impl_->config().fleet_max_ttl);
     }
     if (reject<extend_result>(*impl_, std::move(why), done)) {
         return;

@@ -72,7 +72,6 @@ void client_impl::log(log_level level, const std::string& message) const {
 }
 
 void client_impl::note_options(const lock_options& options) noexcept {
-    largest_ttl_ = std::max(largest_ttl_, options.ttl);
     largest_drift_factor_ = std::max(largest_drift_factor_, options.clock_drift_factor);
     largest_drift_allowance_ = std::max(largest_drift_allowance_, options.drift_allowance);
     note_node_timeout(options.node_timeout);
@@ -116,8 +115,10 @@ std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_
     const auto started = nodes_[node]->started_at();
     std::optional<std::chrono::milliseconds> left;
     if (q.enabled && started) {
+        // No client of these nodes holds a lock longer than the fleet's maximum (each refuses
+        // a longer ttl): whatever ttl this client uses, that is what the node may have held.
         lock_options longest;
-        longest.ttl = std::max(q.assumed_max_ttl, largest_ttl_);
+        longest.ttl = config_.fleet_max_ttl;
         longest.clock_drift_factor = largest_drift_factor_;
         longest.drift_allowance = largest_drift_allowance_;
         const auto until = *started + longest.ttl + drift(longest);

@@ -65,7 +65,7 @@ public:
     const client_config& config() const noexcept { return config_; }
 
     /// Every operation reports the options of the keys it acts on (an extend with the ttl it
-    /// sets): the quarantine covers the largest ttl in use, with the largest drift, and a
+    /// sets): the quarantine covers the fleet's maximum ttl with the largest drift, and a
     /// shutdown lets the commands already sent be answered for up to the largest node_timeout.
     void note_options(const lock_options& options) noexcept;
     /// A command of ours may wait this long for its answer (a node_timeout, an inspect's
@@ -137,13 +137,12 @@ private:
     std::unique_ptr<release_watch> releases_;
     std::mt19937_64 jitter_;
     std::unordered_set<cancellable*> live_;
-    std::chrono::milliseconds largest_ttl_{0};
     std::chrono::milliseconds largest_node_timeout_{0};
     std::unordered_map<std::string, unsigned> extends_alive_;
     /// Tokens released while an extend round of theirs was alive.
     std::unordered_set<std::string> released_;
     // Drift settings of the locks in use, each the largest seen, never below the defaults
-    // (which is all that is known of other clients' locks, quarantine.assumed_max_ttl).
+    // (which is all that is known of other clients' locks besides client_config::fleet_max_ttl).
     double largest_drift_factor_ = lock_options{}.clock_drift_factor;
     std::chrono::milliseconds largest_drift_allowance_ = lock_options{}.drift_allowance;
     std::vector<bool> reported_quarantined_;

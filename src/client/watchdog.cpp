@@ -19,6 +19,12 @@ watchdog::watchdog(client& owner, const lock& held, renewal_options options, los
     if (auto why = check_renewal_options(options); !why.empty()) {
         throw std::system_error(make_error_code(errc::invalid_argument), why);
     }
+    // Each renewal sets the lock's ttl again (a lock built from a token, or acquired by a
+    // client with a larger maximum, may carry one this client must not set).
+    if (auto why = detail::check_fleet_ttl(held.options().ttl, owner.impl_->config().fleet_max_ttl);
+        !why.empty()) {
+        throw std::system_error(make_error_code(errc::invalid_argument), why);
+    }
     state_->keys = held.keys();
     state_->token = held.token();
     state_->fencing_token = held.fencing_token();

@@ -58,6 +58,18 @@ std::string check_ttl(milliseconds ttl) {
     return {};
 }
 
+std::string check_fleet_ttl(milliseconds ttl, milliseconds fleet_max_ttl) {
+    if (ttl <= fleet_max_ttl) {
+        return {};
+    }
+    // The quarantine after a node restart lasts the fleet's maximum: a longer lock could
+    // still be held elsewhere when the restarted node votes again.
+    return "ttl of " + std::to_string(ttl.count()) + " ms is above the fleet's maximum of " +
+           std::to_string(fleet_max_ttl.count()) +
+           " ms (client_config::fleet_max_ttl; redlock --max-ttl or $REDLOCK_MAX_TTL): raise "
+           "it on every client of these nodes, or use a shorter ttl and renew the lock";
+}
+
 std::string check_lock_options(const lock_options& o) {
     if (auto why = check_ttl(o.ttl); !why.empty()) {
         return why;
@@ -187,7 +199,7 @@ std::string check_client_config(const client_config& c, std::vector<node_address
          {std::tuple{"connect_timeout", c.connect_timeout, true},
           std::tuple{"reconnect_delay_initial", c.reconnect_delay_initial, true},
           std::tuple{"reconnect_delay_max", c.reconnect_delay_max, true},
-          std::tuple{"quarantine.assumed_max_ttl", c.quarantine.assumed_max_ttl, false}}) {
+          std::tuple{"fleet_max_ttl", c.fleet_max_ttl, true}}) {
         if (auto why = check_duration(name, d, positive); !why.empty()) {
             return why;
         }

@@ -15,6 +15,9 @@ namespace redlock::detail {
 
 std::string check_key(std::string_view key);
 std::string check_ttl(std::chrono::milliseconds ttl);
+/// A ttl to set on the nodes must not exceed client_config::fleet_max_ttl: the restart
+/// quarantine covers no longer lock.
+std::string check_fleet_ttl(std::chrono::milliseconds ttl, std::chrono::milliseconds fleet_max_ttl);
 std::string check_lock_options(const lock_options& options);
 /// The keys of one lock: 1 to max_keys_per_lock valid keys, none twice,
 /// several only for an exclusive lock, and for a fenced lock no key that is another's

@@ -77,6 +77,9 @@ public:
                    (db != 0 ? "/" + std::to_string(db) : "");
         }
         c.quarantine.enabled = true;
+        // Every lock these tests take lasts at most 1.5 s: the fleet's maximum for their keys
+        // (the default minute would outlast the nodes' uptime, restarted by other tests).
+        c.fleet_max_ttl = 2s;
         return c;
     }
 
@@ -121,8 +124,8 @@ private:
     redisContext* context_ = nullptr;
 };
 
-/// The quarantine counts a node's votes only once it has been up longer than the largest
-/// TTL in use (at most 1.5 s here, plus drift); other tests restart nodes all the time.
+/// The quarantine counts a node's votes only once it has been up longer than the fleet's
+/// maximum TTL (2 s here, plus drift); other tests restart nodes all the time.
 void wait_until_every_node_is_up_for(std::chrono::seconds least) {
     for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
         ASSERT_TRUE(eventually(
@@ -328,8 +331,7 @@ TEST_F(acl_test, without_info_the_quarantine_gives_no_votes) {
     expect_every_decided_vote(refused.votes, errc::restarts_undetectable,
                               "INFO refused: restarts cannot be detected");
     expect_every_decided_vote(refused.votes, errc::restarts_undetectable, "NOPERM");
-    EXPECT_TRUE(all_keys_gone())
-        << "the refused attempt cleaned up its keys";
+    EXPECT_TRUE(all_keys_gone()) << "the refused attempt cleaned up its keys";
 }
 
 TEST_F(acl_test, without_set_nothing_is_granted) {

@@ -141,10 +141,68 @@ TEST_F(nodes_test, status_marks_a_node_in_restart_quarantine) {
     const std::string mark = "free  (quarantined: votes count again in ";
     const auto marked = line.find(mark);
     ASSERT_NE(marked, std::string::npos) << r.out;
-    // Weighed against locks of up to 30 s, the CLI's default --ttl, not against none.
+    // Weighed against the fleet's longest lock, 60 s unless --max-ttl says otherwise.
     const double left = std::stod(line.substr(marked + mark.size()));
-    EXPECT_GT(left, 25.0) << r.out;
-    EXPECT_LE(left, 31.0) << r.out;
+    EXPECT_GT(left, 55.0) << r.out;
+    EXPECT_LE(left, 61.0) << r.out;
+}
+
+/// `redlock ARGS` with the default settings (no $REDLOCK_MAX_TTL either).
+status_run redlock(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{REDLOCK_CLI_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    child_process p(argv, {}, {"REDLOCK_MAX_TTL"});
+    status_run r;
+    r.status = p.wait(10s);
+    r.out = p.out();
+    r.err = p.err();
+    return r;
+}
+
+/// The double grant of issue 22: A's 60 s lock stands on nodes 1-3, node 3 restarts empty,
+/// and B, asking for a 1 s lock, counted node 3 once 1 s had passed: its quarantine was its
+/// own --ttl, blind to A's. Now every command weighs the restart against the fleet's maximum.
+TEST_F(nodes_test, a_short_ttl_does_not_shorten_the_quarantine_of_a_longer_lock) {
+    const std::string key = "fleet:restart";
+    std::string list;
+    for (const auto& node : topology::addresses()) {
+        list += (list.empty() ? "" : ",") + node;
+    }
+    // A short blocker on nodes 4 and 5: A's majority is nodes 1-3.
+    for (int node : {4, 5}) {
+        ASSERT_EQ(inspector(node).run({"SET", key, "blocker", "PX", "1000"}), "OK");
+    }
+    // A is the setup: earlier tests restarted nodes, which may be in quarantine still.
+    const auto a = redlock({"--no-quarantine", "--nodes", list, "acquire", "--ttl", "60s", key});
+    ASSERT_EQ(a.status, 0) << a.out << a.err;
+    const std::string a_token = a.out.substr(0, a.out.find_first_of(" \n"));
+    topology::restart(3);
+    std::this_thread::sleep_for(2s);
+
+    const auto b = redlock({"--nodes", list, "acquire", "--ttl", "1s", key});
+    EXPECT_EQ(b.status, 75) << "nodes in restart quarantine, not a second holder\n"
+                            << b.out << b.err;
+    for (int node : {1, 2}) {
+        EXPECT_EQ(inspector(node).run({"GET", key}), a_token) << "A still holds node " << node;
+    }
+    EXPECT_NE(b.err.find(": quarantined: node restarted "), std::string::npos) << b.err;
+    // Decided once a quorum was out of reach, B may not have waited for node 3's answer; if
+    // it names node 3, it is as quarantined.
+    const std::string third = topology::addresses()[2];
+    if (const auto at = b.err.find(third + ": "); at != std::string::npos) {
+        const auto said = b.err.substr(at + third.size() + 2, 20);
+        EXPECT_TRUE(said.starts_with("quarantined") || said.starts_with("no answer yet")) << b.err;
+    }
+
+    // status weighs node 3 as acquire did.
+    const auto st = redlock({"--nodes", list, "status", key});
+    const auto line_at = st.out.find(third + " ");
+    ASSERT_NE(line_at, std::string::npos) << st.out << st.err;
+    const auto line = st.out.substr(line_at, st.out.find('\n', line_at) - line_at);
+    EXPECT_NE(line.find("(quarantined: votes count again in "), std::string::npos) << st.out;
+    const auto held_by_a = count_of(st.out, a_token);
+    EXPECT_EQ(held_by_a, 2u) << st.out;
+    redlock({"--no-quarantine", "--nodes", list, "release", key, a_token});
 }
 
 TEST_F(nodes_test, status_escapes_what_a_node_holds_before_it_reaches_the_terminal) {

@@ -75,7 +75,7 @@ family_run run_family(const std::vector<std::string>& nodes, clock_type::duratio
                       std::chrono::milliseconds ttl, unsigned threads) {
     client_config config;
     config.nodes = nodes;
-    config.quarantine.assumed_max_ttl = ttl;
+    config.fleet_max_ttl = ttl; // every lock of the family's keys is taken here, with ttl
     config.reconnect_delay_initial = 20ms;
     config.reconnect_delay_max = 200ms;
     boost::asio::io_context io;

@@ -506,8 +506,7 @@ TEST_F(quarantine_test, nodes_that_refuse_info_get_no_votes_while_the_quarantine
                 << vote.server_message;
         }
         EXPECT_GE(blind, 3u);
-        EXPECT_TRUE(all_keys_gone())
-            << "the refused attempt cleaned up the keys it set";
+        EXPECT_TRUE(all_keys_gone()) << "the refused attempt cleaned up the keys it set";
     }
     auto unguarded = guarded;
     unguarded.quarantine.enabled = false;
@@ -517,18 +516,46 @@ TEST_F(quarantine_test, nodes_that_refuse_info_get_no_votes_while_the_quarantine
     client.release(granted.lock, ec);
 }
 
-TEST_F(quarantine_test, votes_count_again_after_the_largest_ttl) {
+/// The defaults users get: a client whose own locks are short still waits out the longest
+/// lock another client may hold on the restarted node (client_config::fleet_max_ttl), not its
+/// own ttl. Before, B counted node 3 once its own 1 s ttl had passed: a double grant.
+TEST_F(quarantine_test, a_short_ttl_client_waits_out_the_fleet_maximum_after_a_restart) {
+    topology::stop(4);
+    topology::stop(5);
+    blocking_client a(config());
+    std::error_code ec;
+    auto held = a.acquire("fleet", options(30s), ec);
+    ASSERT_FALSE(ec) << held.message;
+    topology::restart(3);
+    topology::restart(4);
+    topology::restart(5);
+    std::this_thread::sleep_for(2s);
+
+    client_config defaults;
+    defaults.nodes = topology::addresses();
+    blocking_client b(defaults);
+    auto refused = b.acquire("fleet", options(1s), ec);
+    EXPECT_EQ(ec, errc::nodes_quarantined) << refused.message;
+    EXPECT_GT(held.lock.remaining(), 0ms) << "A's lock stands";
+    a.release(held.lock, ec);
+}
+
+TEST_F(quarantine_test, votes_count_again_after_the_fleet_maximum) {
+    // Each restart takes a second or more on a busy machine: the maximum outlasts all three.
+    const auto first_restart = std::chrono::steady_clock::now();
     topology::restart(1);
     topology::restart(2);
     topology::restart(3);
     auto guarded = config();
     guarded.quarantine.enabled = true;
-    guarded.quarantine.assumed_max_ttl = 1s;
+    guarded.fleet_max_ttl = 6s;
     blocking_client client(guarded);
     std::error_code ec;
     auto early = client.acquire("later", options(500ms), ec);
+    EXPECT_LT(std::chrono::steady_clock::now() - first_restart, 6s) << "too slow to test";
     EXPECT_EQ(ec, errc::nodes_quarantined) << early.message;
-    std::this_thread::sleep_for(1200ms);
+    // Whole seconds of uptime, rounded down: a restart may be placed up to 1 s late.
+    std::this_thread::sleep_for(6s + 1200ms);
     auto later = client.acquire("later", options(500ms), ec);
     EXPECT_FALSE(ec) << later.message;
 }

@@ -24,6 +24,11 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr double drift_factor = 0.01;
+/// Longest ttl any operation of any profile draws (make_lock): the simulated fleet's maximum
+/// when a schedule configures one.
+constexpr milliseconds sim_fleet_max_ttl{300};
+/// Salt of the generator of the fleet's maximum and of the restart under bare majorities.
+constexpr std::uint64_t fleet_salt = 0x666c91d746ULL;
 
 drift_clock make_clock(world& w) {
     // Rates within a quarter of the drift factor either way: client/node rate ratios stay
@@ -262,14 +267,76 @@ scenario make_scenario(world& w, int forced_profile) {
     s.config.connect_timeout = milliseconds(20);
     s.config.reconnect_delay_initial = milliseconds(5);
     s.config.reconnect_delay_max = milliseconds(100);
-    s.config.quarantine.assumed_max_ttl = s.max_ttl;
+    // The restart quarantine as users get it: never tuned to this schedule's ttls (which
+    // differ from operation to operation, and so from client to client). Half the schedules
+    // keep the library's default fleet maximum (60 s: a restarted node never votes again
+    // within the schedule); the other half configure the simulated fleet's own maximum, the
+    // longest ttl any profile draws, so that restarted nodes come back and vote while the
+    // locks of other, longer-ttl clients may still stand.
+    std::mt19937_64 fleet(w.seed() ^ fleet_salt);
+    if (fleet() % 2 == 0) {
+        s.config.fleet_max_ttl = sim_fleet_max_ttl;
+    }
+    // Half the schedules (all profiles) also restart one node under a lock that stands on a
+    // bare majority, while clients with shorter locks ask for the same key: client 0 starts
+    // with the longest plain lock, cut off from a minority of the other nodes until the
+    // restart, so that its majority includes the restarting node; the other clients start
+    // after the restart with the shortest TTL, which is all their own locks could tell them,
+    // and find the restarted node and the cut-off ones free. Drawn from the same generator
+    // of their own, whose salt gives none of regression_seeds.txt this restart: they replay
+    // the schedules that found their bugs.
+    if (fleet() % 2 == 0) {
+        const auto draw = [&fleet](real_ns from, real_ns to) {
+            return from + static_cast<real_ns>(fleet() % static_cast<std::uint64_t>(to - from + 1));
+        };
+        const int restarted = static_cast<int>(fleet() % static_cast<std::uint64_t>(nodes));
+        fault crash;
+        crash.what = fault::kind::crash;
+        crash.node = restarted;
+        crash.at = draw(20 * ms, 80 * ms);
+        crash.duration = draw(1 * ms, 20 * ms);
+        s.faults.push_back(crash);
+        const real_ns back = crash.at + crash.duration;
+        for (int k = 1; k <= nodes / 2; ++k) {
+            fault cut;
+            cut.what = fault::kind::partition;
+            cut.client = 0;
+            cut.node = (restarted + k) % nodes;
+            cut.at = 0;
+            cut.duration = back;
+            cut.break_now = fleet() % 2 == 0;
+            s.faults.push_back(cut);
+        }
+        auto& first = s.ops[0][0];
+        first.what = op_plan::kind::plain;
+        first.lock.ttl = sim_fleet_max_ttl;
+        first.lock.node_timeout = milliseconds(30);
+        first.lock.retry.max_attempts = 4;
+        first.gap = 0;
+        first.hold = draw(back + 60 * ms, 280 * ms);
+        first.extend_midway = false;
+        first.cancel_after = -1;
+        for (int c = 1; c < clients; ++c) {
+            auto& op = s.ops[static_cast<std::size_t>(c)][0];
+            op.gap = back + draw(0, 20 * ms);
+            op.lock.ttl = milliseconds(40);
+            op.lock.node_timeout = std::min(op.lock.node_timeout, op.lock.ttl / 3);
+            op.lock.retry.max_attempts = 8;
+            op.lock.retry.backoff_initial = milliseconds(10);
+            if (op.renewal.interval > op.lock.ttl) {
+                op.renewal.interval = op.lock.ttl / 2;
+            }
+            op.cancel_after = -1;
+        }
+    }
     return s;
 }
 
 std::string describe(const scenario& s) {
     std::string out = std::string("profile ") + name(s.prof) + ", " +
                       std::to_string(s.nodes.size()) + " nodes, " + std::to_string(s.ops.size()) +
-                      " clients, " + std::to_string(s.faults.size()) + " faults";
+                      " clients, " + std::to_string(s.faults.size()) + " faults, fleet max ttl " +
+                      std::to_string(s.config.fleet_max_ttl.count()) + " ms";
     return out;
 }
 

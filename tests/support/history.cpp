@@ -61,7 +61,8 @@ contender_outcome run_contenders(const contender_options& o, unsigned threads) {
     client_config config;
     config.nodes = o.nodes;
     config.quarantine.enabled = o.quarantine;
-    config.quarantine.assumed_max_ttl = o.ttl;
+    // Every contender of these keys, in this process and the others, locks with o.ttl.
+    config.fleet_max_ttl = o.ttl;
     config.reconnect_delay_initial = std::chrono::milliseconds(20);
     config.reconnect_delay_max = std::chrono::milliseconds(200);
     boost::asio::io_context io;

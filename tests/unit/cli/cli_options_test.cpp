@@ -122,10 +122,10 @@ TEST(cli_options, bad_durations_say_what_is_wrong) {
 TEST(cli_options, run_with_child_and_defaults) {
     std::string error;
     auto o =
-        parse({"run", "-t", "2m", "--on-loss", "KILL", "nightly", "--", "make", "-j", "4"}, error);
+        parse({"run", "-t", "50s", "--on-loss", "KILL", "nightly", "--", "make", "-j", "4"}, error);
     ASSERT_TRUE(o) << error;
     EXPECT_EQ(o->command, "run");
-    EXPECT_EQ(o->ttl, 2min);
+    EXPECT_EQ(o->ttl, 50s);
     EXPECT_EQ(o->loss_signal, SIGKILL);
     EXPECT_EQ(o->positional, std::vector<std::string>{"nightly"});
     EXPECT_EQ(o->child, (std::vector<std::string>{"make", "-j", "4"}));
@@ -307,6 +307,7 @@ const std::vector<applicability> where_options_apply{
     {"--no-quarantine", "", every_subcommand},
     {"--quiet", "", every_subcommand},
     {"--ttl", "5s", {"run", "acquire", "extend"}},
+    {"--max-ttl", "2m", {"run", "acquire", "extend", "release", "status"}},
     {"--wait", "5s", {"run", "acquire"}},
     {"--retries", "3", {"run", "acquire"}},
     {"--conflict-exit-code", "3", {"run", "acquire"}},
@@ -318,6 +319,56 @@ const std::vector<applicability> where_options_apply{
     {"--stock", "10", {"demo"}},
     {"--instances", "2", {"demo"}},
 };
+
+std::optional<cli::options> parse_with_max_ttl(std::vector<const char*> args, std::string& error,
+                                               const char* env_max_ttl) {
+    args.insert(args.begin(), "redlock");
+    return cli::parse_options(static_cast<int>(args.size()), args.data(), nullptr, error,
+                              env_max_ttl);
+}
+
+TEST(cli_options, max_ttl_defaults_to_the_librarys_and_bounds_the_ttl) {
+    std::string error;
+    auto o = parse({"acquire", "k"}, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(o->max_ttl, redlock::default_fleet_max_ttl);
+    EXPECT_EQ(cli::make_config(*o).fleet_max_ttl, redlock::default_fleet_max_ttl);
+    EXPECT_NE(cli::help_text("acquire").find(
+                  std::to_string(redlock::default_fleet_max_ttl.count() / 1000) + "s)"),
+              std::string::npos)
+        << "the help states the library's default";
+
+    for (const char* command : {"run", "acquire", "extend"}) {
+        std::vector<const char*> args{command, "-t", "5m", "k"};
+        if (std::string(command) == "extend") {
+            args.push_back("token");
+        }
+        if (std::string(command) == "run") {
+            args.insert(args.end(), {"--", "true"});
+        }
+        EXPECT_FALSE(parse(args, error)) << command;
+        EXPECT_NE(error.find("--ttl of 300000 ms is above --max-ttl of 60000 ms"),
+                  std::string::npos)
+            << error;
+        EXPECT_NE(error.find("raise --max-ttl (or $REDLOCK_MAX_TTL)"), std::string::npos) << error;
+    }
+    o = parse({"acquire", "-t", "5m", "--max-ttl", "5m", "k"}, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(cli::make_config(*o).fleet_max_ttl, 5min);
+    o = parse_with_max_ttl({"acquire", "-t", "5m", "k"}, error, "10m");
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(o->max_ttl, 10min);
+    o = parse_with_max_ttl({"acquire", "--max-ttl", "1m", "-t", "1m", "k"}, error, "10m");
+    ASSERT_TRUE(o) << "the flag wins over the environment: " << error;
+    EXPECT_EQ(o->max_ttl, 1min);
+    EXPECT_FALSE(parse_with_max_ttl({"status", "k"}, error, "soon"));
+    EXPECT_NE(error.find("$REDLOCK_MAX_TTL: \"soon\""), std::string::npos) << error;
+    EXPECT_FALSE(parse({"status", "--max-ttl", "0", "k"}, error));
+    EXPECT_NE(error.find("--max-ttl: must be above 0"), std::string::npos) << error;
+    o = parse({"status", "k"}, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_FALSE(parse({"acquire", "-t", "61s", "k"}, error));
+}
 
 TEST(cli_options, an_option_a_subcommand_does_not_take_is_an_error_naming_both) {
     for (const auto& option : where_options_apply) {
@@ -482,7 +533,7 @@ TEST(cli_options, each_subcommands_help_lists_exactly_its_options) {
 TEST(cli_options, durations_past_the_limit_are_usage_errors_not_wrapped) {
     // Each parses as a number of milliseconds that fits 64 bits, but would overflow a
     // steady_clock time point (nanoseconds) once added to now.
-    for (const char* flag : {"--ttl", "--wait", "--grace", "--node-timeout"}) {
+    for (const char* flag : {"--ttl", "--wait", "--grace", "--node-timeout", "--max-ttl"}) {
         for (const char* value :
              {"3000000h", "99999999999999s", "9223372036854775807ms", "2147483648ms", "597h"}) {
             std::string error;
@@ -491,7 +542,9 @@ TEST(cli_options, durations_past_the_limit_are_usage_errors_not_wrapped) {
             EXPECT_NE(error.find(flag), std::string::npos) << error;
         }
         std::string error;
-        auto longest = parse({"run", flag, "2147483647ms", "k", "--", "true"}, error);
+        // A --ttl that long needs a --max-ttl as long.
+        auto longest = parse(
+            {"run", "--max-ttl", "2147483647ms", flag, "2147483647ms", "k", "--", "true"}, error);
         EXPECT_TRUE(longest) << flag << ": " << error;
     }
     std::string error;

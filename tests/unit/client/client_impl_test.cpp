@@ -1,6 +1,7 @@
 #include "client/client_impl.hpp"
 
 #include "client/client_access.hpp"
+#include "redlock/watchdog.hpp"
 
 #include <gtest/gtest.h>
 
@@ -168,17 +169,26 @@ public:
         return result.lock;
     }
 
-    redlock::lock extend(const redlock::lock& held, std::chrono::milliseconds ttl) {
-        std::optional<redlock::lock> extended;
+    std::pair<boost::system::error_code, redlock::extend_result>
+    try_extend(const redlock::lock& held, std::chrono::milliseconds ttl) {
+        std::optional<std::pair<boost::system::error_code, redlock::extend_result>> outcome;
         client_->async_extend(held, ttl,
                               [&](boost::system::error_code ec, redlock::extend_result r) {
-                                  EXPECT_FALSE(ec) << r.message;
-                                  extended = std::move(r.lock);
+                                  outcome.emplace(ec, std::move(r));
                               });
         answer();
-        EXPECT_TRUE(extended);
-        return extended ? *extended : redlock::lock{};
+        EXPECT_TRUE(outcome);
+        return outcome ? std::move(*outcome)
+                       : std::pair<boost::system::error_code, redlock::extend_result>{};
     }
+
+    redlock::lock extend(const redlock::lock& held, std::chrono::milliseconds ttl) {
+        auto [ec, result] = try_extend(held, ttl);
+        EXPECT_FALSE(ec) << result.message;
+        return result.lock;
+    }
+
+    redlock::client& api() { return *client_; }
 
     /// Starts a release; `rounds` times, every node answers what it was sent.
     void release(const redlock::lock& held, int rounds) {
@@ -224,56 +234,78 @@ private:
     std::unique_ptr<redlock::client> client_;
 };
 
-TEST(quarantine, covers_the_ttl_an_extend_set) {
-    scripted_client c;
-    redlock::lock_options options;
-    options.ttl = 5s;
-    const auto held = c.acquire(options);
-    c.extend(held, 60s);
-    c.restart(0);
-    const auto left = c.quarantine_left(0);
-    ASSERT_TRUE(left);
-    // 60 s + 1 % + 2 ms: the key the extend set could outlive the acquire's 5 s by a minute.
-    EXPECT_GE(*left, 60s + 600ms);
+/// A client with the default settings but for fleet_max_ttl.
+redlock::client_config with_fleet_max(std::chrono::milliseconds fleet_max_ttl) {
+    redlock::client_config config;
+    config.fleet_max_ttl = fleet_max_ttl;
+    return config;
 }
 
-TEST(quarantine, covers_the_ttl_of_an_extend_by_a_client_that_never_acquired) {
-    // A watchdog or an extend on a lock acquired elsewhere (another client object, the CLI):
-    // its renewals run this same extend round, the first ttl this client hears of.
+TEST(quarantine, lasts_the_fleet_maximum_whatever_ttl_this_client_uses) {
+    // Another client may hold a 60 s lock on the restarted node: this one's 1 s locks say
+    // nothing of it.
+    scripted_client c;
     redlock::lock_options options;
-    options.ttl = 30s;
-    const auto held = scripted_client().acquire(options);
-    scripted_client renewer;
-    renewer.extend(held, 30s);
-    renewer.restart(1);
-    const auto left = renewer.quarantine_left(1);
-    ASSERT_TRUE(left);
-    EXPECT_GE(*left, 30s);
+    options.ttl = 1s;
+    c.acquire(options);
+    c.restart(0);
+    // The default maximum, 60 s, + 1 % + 2 ms.
+    EXPECT_EQ(c.quarantine_left(0), 60602ms);
+    c.now_ += 60601ms;
+    EXPECT_EQ(c.quarantine_left(0), 1ms);
+    c.now_ += 1ms;
+    EXPECT_FALSE(c.quarantine_left(0));
+}
+
+TEST(quarantine, lasts_the_fleet_maximum_for_a_client_that_took_no_lock) {
+    // status, release, a watchdog on a lock acquired elsewhere: all weigh the same restart.
+    scripted_client c(with_fleet_max(5s));
+    c.restart(1);
+    EXPECT_EQ(c.quarantine_left(1), 5052ms);
+    EXPECT_FALSE(c.quarantine_left(0)) << "never restarted";
 }
 
 TEST(quarantine, uses_the_drift_settings_of_the_locks_in_use) {
-    scripted_client c;
+    scripted_client c(with_fleet_max(1s));
     redlock::lock_options options;
     options.ttl = 1s;
     options.clock_drift_factor = 0.5;
     options.drift_allowance = 100ms;
     c.acquire(options);
     c.restart(2);
-    const auto left = c.quarantine_left(2);
-    ASSERT_TRUE(left);
     // 1 s + 0.5 x 1 s + 100 ms; the default factor and allowance would give 1.012 s.
-    EXPECT_GE(*left, 1600ms);
+    EXPECT_EQ(c.quarantine_left(2), 1600ms);
 }
 
-TEST(quarantine, ends_after_the_largest_ttl_and_its_drift) {
-    scripted_client c;
+TEST(fleet_max_ttl, refuses_an_acquire_or_extend_above_it) {
+    scripted_client c(with_fleet_max(10s));
     redlock::lock_options options;
-    options.ttl = 1s;
-    c.acquire(options);
-    c.restart(0);
-    c.now_ += 1s + 12ms; // ttl + 1 % + 2 ms
-    EXPECT_FALSE(c.quarantine_left(0));
-    EXPECT_FALSE(c.quarantine_left(1)) << "never restarted";
+    options.ttl = 10001ms;
+    auto [refused, why] = c.try_acquire(options);
+    EXPECT_EQ(refused, redlock::errc::invalid_argument);
+    EXPECT_NE(why.message.find("fleet_max_ttl"), std::string::npos) << why.message;
+    options.ttl = 10s;
+    const auto held = c.acquire(options);
+    auto [not_extended, said] = c.try_extend(held, 11s);
+    EXPECT_EQ(not_extended, redlock::errc::invalid_argument);
+    EXPECT_NE(said.message.find("--max-ttl"), std::string::npos) << said.message;
+    c.extend(held, 10s);
+}
+
+TEST(fleet_max_ttl, a_watchdog_refuses_to_renew_a_lock_above_it) {
+    // A lock acquired by a client with a larger maximum, or built from a token.
+    scripted_client c(with_fleet_max(10s));
+    redlock::lock_options options;
+    options.ttl = 20s;
+    const redlock::lock foreign(std::string("k"), "token-x", redlock::lock::clock::now() + 20s,
+                                options);
+    try {
+        redlock::watchdog dog(c.api(), foreign);
+        ADD_FAILURE() << "renewals would set a 20 s ttl";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), redlock::errc::invalid_argument);
+        EXPECT_NE(std::string(e.what()).find("fleet_max_ttl"), std::string::npos) << e.what();
+    }
 }
 
 TEST(client_shutdown, ends_an_acquire_sleeping_between_attempts) {

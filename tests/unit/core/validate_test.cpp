@@ -182,11 +182,28 @@ TEST(validate, every_duration_is_bounded_so_clock_arithmetic_cannot_overflow) {
     c.connect_timeout = huge;
     EXPECT_NE(config_error(c).find("connect_timeout"), std::string::npos);
     c = five();
-    c.quarantine.assumed_max_ttl = huge;
-    EXPECT_NE(config_error(c).find("assumed_max_ttl"), std::string::npos);
+    c.fleet_max_ttl = huge;
+    EXPECT_NE(config_error(c).find("fleet_max_ttl"), std::string::npos);
+    c = five();
+    c.fleet_max_ttl = 0ms;
+    EXPECT_NE(config_error(c).find("fleet_max_ttl must be positive"), std::string::npos);
+    c = five();
+    c.fleet_max_ttl = redlock::max_ttl;
+    EXPECT_EQ(config_error(c), "") << "the limit itself is accepted";
     c = five();
     c.reconnect_delay_max = huge;
     EXPECT_NE(config_error(c).find("reconnect_delay_max"), std::string::npos);
+}
+
+TEST(validate, a_ttl_above_the_fleet_maximum_is_refused_naming_the_setting) {
+    EXPECT_EQ(redlock::client_config{}.fleet_max_ttl, 60s) << "the documented default";
+    EXPECT_EQ(d::check_fleet_ttl(60s, 60s), "") << "the maximum itself is accepted";
+    const auto why = d::check_fleet_ttl(60001ms, 60s);
+    EXPECT_NE(why.find("60001 ms is above the fleet's maximum of 60000 ms"), std::string::npos)
+        << why;
+    for (const char* named : {"client_config::fleet_max_ttl", "--max-ttl", "$REDLOCK_MAX_TTL"}) {
+        EXPECT_NE(why.find(named), std::string::npos) << named << ": " << why;
+    }
 }
 
 TEST(validate, renewal_options) {
