@@ -201,6 +201,10 @@ void dead_peer_case(bool unix_socket, bool rst) {
 /// handler: the node receives every command whole, in send order.
 void partial_case(bool unix_socket) {
     settled_connection c(unix_socket);
+    // The order is under test, not the patience: 8 MiB through a busy machine's socket can
+    // take longer than the default bound (1 s), which would reset the connection and leave
+    // the fake node waiting for a command that never comes.
+    c.conn.expect_replies_within(std::chrono::minutes(2));
     const std::string big(8 << 20, 'B');
     c.in_send = true;
     c.conn.send(command{{"ECHO", big}}, c.t, 10);
@@ -214,10 +218,15 @@ void partial_case(bool unix_socket) {
             c.node.write("+R" + std::to_string(i) + "\r\n");
         }
     });
-    while (c.t->replies.size() < 4) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (c.t->replies.size() < 4 && std::chrono::steady_clock::now() < deadline) {
         c.io.run_one_for(100ms);
     }
+    if (c.t->replies.size() < 4) {
+        ::shutdown(c.node.peer, SHUT_RDWR); // wakes the fake node's read, so its thread ends
+    }
     server.join();
+    ASSERT_EQ(c.t->replies.size(), 4u) << "replies within two minutes";
     ASSERT_EQ(got.size(), 3u);
     EXPECT_EQ(got[0].at(1), big);
     EXPECT_EQ(got[1].at(1), "small1");
