@@ -190,6 +190,16 @@ struct lock_options {
     /// permit holders included (docs/safety.md says how a resource uses a shared holder's).
     /// A lock over several keys gets one token, above every earlier holder of any of them.
     bool fencing = false;
+    /// Fenced locks only: how far one granting node's fencing counter may lead the highest of
+    /// the other granting nodes' (and the last token this client had for the key) before the
+    /// acquire is refused with errc::fencing_counter_refused, nothing raised. Without it a
+    /// node answering 2^64-2 has every node's counter raised to 2^64-1, and no fenced acquire
+    /// of the key succeeds again. Honest counters differ only by the raises a node missed
+    /// (partitioned, or restarted without its data) while every other granting node also
+    /// missed none of them; the default allows a million such raises of one key, and a
+    /// hostile node needs 2^64 / max_counter_lead acquires (1.8e13 by default) to use the
+    /// counter up. At least 1. See docs/safety.md.
+    std::uint64_t max_counter_lead = 1'000'000;
     /// Exclusive by default; see lock_mode. Shared and permit locks take one key.
     lock_mode mode = lock_mode::exclusive;
     /// lock_mode::permit only (and then required): how many holders the semaphore admits,

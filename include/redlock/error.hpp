@@ -58,6 +58,13 @@ enum class errc {
     /// where a semaphore was asked for, a semaphore with another permit count) or a value that
     /// is no lock: a usage error, the same on every node. As a vote: that node's answer.
     lock_mismatch,
+    /// Fenced acquire only: the fencing counters of the granting nodes cannot give the next
+    /// token. One node's counter leads every other's by more than
+    /// lock_options::max_counter_lead (a hostile or corrupted node, or honest nodes that lost
+    /// that many raises), or the counter is at 2^64-1 (pushed there earlier). Nothing was
+    /// raised; acquire_result::message names the node. Not retried: an operator repairs the
+    /// counters (docs/safety.md).
+    fencing_counter_refused,
 };
 
 /// The category of every error_code this library produces.

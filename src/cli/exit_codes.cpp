@@ -15,6 +15,10 @@ int exit_for(std::error_code error, int conflict) {
     if (error == errc::quorum_unreachable) {
         return exit_unreachable;
     }
+    // Not a fault of this run, and waiting does not mend it: an operator repairs the counter.
+    if (error == errc::fencing_counter_refused) {
+        return exit_data;
+    }
     if (error == errc::lock_lost) {
         return exit_lock_lost;
     }

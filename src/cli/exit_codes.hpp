@@ -10,6 +10,7 @@ namespace redlock::cli {
 enum exit_code : int {
     exit_ok = 0,
     exit_usage = 64,           ///< bad command line (EX_USAGE)
+    exit_data = 65,            ///< the nodes' data refused: a fencing counter (EX_DATAERR)
     exit_unreachable = 69,     ///< too few nodes reachable for a quorum (EX_UNAVAILABLE)
     exit_internal = 70,        ///< unexpected failure (EX_SOFTWARE)
     exit_not_acquired = 75,    ///< held by another, granted too slowly, or too many nodes

@@ -50,6 +50,7 @@ client_impl::client_impl(const boost::asio::any_io_executor& executor, client_co
     , time_(env_.make_time(strand_))
     , jitter_(env_.jitter_seed)
     , reported_quarantined_(addresses.size(), false)
+    , servers_(addresses.size())
     , reported_duplicate_(addresses.size())
     , timers_(std::make_shared<renewal_timers>(*time_)) {
     release_watch::link_factory subscriber;
@@ -138,9 +139,9 @@ std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_
 std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock::time_point now) {
     const auto run_id = nodes_[node]->run_id();
     if (!run_id.empty()) {
-        const auto counted = counted_through_.try_emplace(std::string(run_id), node).first;
-        if (counted->second != node) {
-            const auto& other = nodes_[counted->second]->address().display();
+        const auto counted = servers_.counted_through(node, run_id);
+        if (counted != node) {
+            const auto& other = nodes_[counted]->address().display();
             std::string message =
                 "same server as " + other + " (run_id " + std::string(run_id) + ")";
             if (reported_duplicate_[node] != run_id) {

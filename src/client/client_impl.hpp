@@ -4,6 +4,7 @@
 #include "client/environment.hpp"
 #include "client/fence_floors.hpp"
 #include "client/release_watch.hpp"
+#include "core/server_identities.hpp"
 #include "core/validity.hpp"
 #include "operations/renewal_timers.hpp"
 #include "operations/time_source.hpp"
@@ -146,11 +147,8 @@ private:
     double largest_drift_factor_ = lock_options{}.clock_drift_factor;
     std::chrono::milliseconds largest_drift_allowance_ = lock_options{}.drift_allowance;
     std::vector<bool> reported_quarantined_;
-    // Which node's votes count for each server: the first node a grant was weighed for with
-    // that run_id. Never reassigned: were it handed over once its node moved on to another
-    // run_id, a second node could count a server whose grant the first had counted in the
-    // same round. One entry per server incarnation seen.
-    std::unordered_map<std::string, std::size_t> counted_through_;
+    // Which node's votes count for each server (run_id): at most one entry per node.
+    server_identities servers_;
     // The run_id under which each node was last logged as a duplicate, to log it once.
     std::vector<std::string> reported_duplicate_;
     fence_floors fences_;

@@ -45,6 +45,9 @@ public:
             return "client closed: the operation was started after close()";
         case errc::lock_mismatch:
             return "the key holds another kind of lock (or another permit count) than asked for";
+        case errc::fencing_counter_refused:
+            return "a node's fencing counter was refused: it leads the other nodes' by more than "
+                   "max_counter_lead, or no token is left above it";
         }
         return "unknown redlock error";
     }

@@ -153,6 +153,8 @@ std::string_view outcome_label(std::error_code e) {
         return "client_closed";
     case errc::lock_mismatch:
         return "lock_mismatch";
+    case errc::fencing_counter_refused:
+        return "fencing_counter_refused";
     default:
         return error_kind(e);
     }

@@ -1,6 +1,7 @@
 #include "core/acquire_fsm.hpp"
 
 #include "core/backoff.hpp"
+#include "core/fence_counters.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -65,6 +66,7 @@ acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
     raises_ = tally(votes_.nodes());
     raising_ = false;
     fence_token_ = 0;
+    rejection_.reset();
     counters_.assign(votes_.nodes(), 0);
     answered_.assign(votes_.nodes(), false);
     granted_.assign(votes_.nodes(), false);
@@ -126,7 +128,12 @@ acquire_action acquire_fsm::decide(clock::time_point now) {
 
 acquire_action acquire_fsm::begin_raise(clock::time_point now) {
     // t is above every counter the granting majority returned: any earlier grant's raise
-    // majority meets this one, so t is above every token granted before.
+    // majority meets this one, so t is above every token granted before. No counter is ever
+    // left out of that maximum; one that leads the others too far refuses the acquire.
+    rejection_ = judge_counters(counters_, granted_, fence_floor_, options_.max_counter_lead);
+    if (rejection_) {
+        return fail_attempt(errc::fencing_counter_refused, now, true);
+    }
     std::uint64_t highest = fence_floor_;
     behind_.clear();
     for (std::size_t node = 0; node < votes_.nodes(); ++node) {
@@ -138,7 +145,11 @@ acquire_action acquire_fsm::begin_raise(clock::time_point now) {
         }
     }
     if (highest == std::numeric_limits<std::uint64_t>::max()) {
-        return fail_attempt(errc::unexpected_reply, now, true);
+        // Only the floor can be there now (every counter was judged): this client was given
+        // the last token itself.
+        rejection_ =
+            counter_rejection{counter_rejection::kind::exhausted, std::nullopt, highest, highest};
+        return fail_attempt(errc::fencing_counter_refused, now, true);
     }
     if (detail::valid_until(attempt_start_, options_) - now < options_.min_validity) {
         return fail_attempt(errc::validity_expired, now, true);
@@ -244,7 +255,9 @@ acquire_action acquire_fsm::on_cleanup_reply(unsigned attempt, std::size_t node,
 }
 
 acquire_action acquire_fsm::after_cleanup(clock::time_point now) {
-    if (failure_ == errc::cancelled) {
+    // Refused counters stay refused until an operator repairs them: retrying would only ask
+    // again (and a hostile node would answer the same).
+    if (failure_ == errc::cancelled || failure_ == errc::fencing_counter_refused) {
         return finish(failure_);
     }
     const auto& retry = options_.retry;

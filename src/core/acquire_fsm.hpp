@@ -1,6 +1,7 @@
 #ifndef REDLOCK_SRC_ACQUIRE_FSM_HPP
 #define REDLOCK_SRC_ACQUIRE_FSM_HPP
 
+#include "core/fence_counters.hpp"
 #include "core/tally.hpp"
 #include "core/validity.hpp"
 
@@ -120,6 +121,9 @@ public:
     /// Nodes of the granting majority whose counter was below fence_floor: a node whose
     /// counter went backwards (lost without fsync) or missed raises. Empty when none.
     const std::vector<std::size_t>& counters_behind_floor() const noexcept { return behind_; }
+    /// Why the last attempt's counters could not give a token (errc::fencing_counter_refused);
+    /// empty otherwise.
+    const std::optional<counter_rejection>& counter_refused() const noexcept { return rejection_; }
     /// Meaningful once finished without error.
     clock::time_point valid_until() const noexcept { return valid_until_; }
     /// Whether the cleanup must reach `node`: everywhere except where the SET was refused
@@ -161,6 +165,7 @@ private:
     bool raise_capped_by_validity_ = false;
     std::vector<std::uint64_t> counters_;
     std::vector<std::size_t> behind_;
+    std::optional<counter_rejection> rejection_;
     std::error_code failure_;
     std::size_t cleanup_outstanding_ = 0;
     std::vector<bool> answered_;

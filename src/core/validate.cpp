@@ -116,6 +116,10 @@ std::string check_lock_options(const lock_options& o) {
         return "a semaphore (lock_mode::permit) needs permits from 1 to " +
                std::to_string(max_permits) + ", got " + std::to_string(o.permits);
     }
+    if (o.fencing && o.max_counter_lead == 0) {
+        // Counters that must agree exactly refuse every node that missed one raise.
+        return "max_counter_lead must be at least 1";
+    }
     if (o.mode != lock_mode::permit && o.permits != 0) {
         return "permits is for lock_mode::permit only (got " + std::to_string(o.permits) +
                " permits for another mode)";

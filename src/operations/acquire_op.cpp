@@ -409,6 +409,8 @@ void acquire_op::finish(std::error_code error) {
             }
         }
         result.lock = lock(keys_, token_, fsm_.valid_until(), options_, fsm_.fence_token());
+    } else if (const auto& refused = fsm_.counter_refused(); refused) {
+        result.message = error.message() + ": " + counter_refusal_text(*refused);
     } else if (fsm_.fence_token() != 0) {
         result.message =
             error.message() + ": raising the fencing counter to " +
@@ -423,6 +425,22 @@ void acquire_op::finish(std::error_code error) {
         m->on_acquire(error, now() - called_at_, result.attempts);
     }
     completion_.complete(error, std::move(result));
+}
+
+std::string acquire_op::counter_refusal_text(const counter_rejection& r) const {
+    const auto counter = (r.node ? "fencing counter of " + keys_text() + " on " +
+                                       impl_->node(*r.node).address().display()
+                                 : "this client's last token for " + keys_text()) +
+                         " is " + std::to_string(r.counter);
+    if (r.what == counter_rejection::kind::exhausted) {
+        return counter + ", the largest there is: no token is left above it (pushed there "
+                         "earlier; docs/safety.md says how to repair it)";
+    }
+    return counter + ", more than max_counter_lead (" + std::to_string(options_.max_counter_lead) +
+           ") above the highest of the other granting nodes and this client's last token (" +
+           std::to_string(r.others) +
+           "): a hostile or corrupted node, or nodes that lost their counters; nothing was "
+           "raised (docs/safety.md)";
 }
 
 void acquire_op::warn_about_counters_behind() const {

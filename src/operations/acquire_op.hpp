@@ -40,6 +40,8 @@ private:
     void on_cleanup_reply(reply_tag tag, const node_reply& reply);
     void finish(std::error_code error);
     void warn_about_counters_behind() const;
+    /// For errc::fencing_counter_refused: which node, which counter, against what.
+    std::string counter_refusal_text(const counter_rejection& r) const;
     std::uint64_t fence_floor() const;
     /// The keys, space-separated, for log lines and messages.
     std::string keys_text() const;

@@ -1,6 +1,7 @@
 // Fencing tokens against the five local nodes: strictly increasing from holder to holder,
 // through partitions and restarts, and checked by the reference fenced resource.
 #include "support/fixture.hpp"
+#include "support/hostile_server.hpp"
 #include "support/naive_fencing.hpp"
 #include "support/proxied_nodes.hpp"
 
@@ -42,6 +43,45 @@ std::uint64_t highest_counter(const std::string& key, int nodes = 5) {
         }
     }
     return highest;
+}
+
+// Issue 22, section 4: a node that answers its counter as 2^64-2 had the raise write 2^64-1 to
+// the honest nodes' counters (no TTL), and every later fenced acquire of the key failed with
+// "node sent an unexpected reply" while 2 of 3 granted. Now the acquire is refused, the liar
+// named, and the honest counters keep their value.
+TEST_F(nodes_test, a_node_reporting_a_huge_fencing_counter_is_refused_and_named_nothing_raised) {
+    hostile_server liar(hostile_server::mode::huge_counter);
+    const std::string key = "fenced:liar";
+    const auto counter = fencing_counter_key(key);
+    for (int node = 1; node <= 2; ++node) {
+        inspector(node).run({"SET", counter, "41"});
+    }
+    // Node 2 holds the key for someone else: the liar's grant makes the quorum, as reported.
+    inspector(2).run({"SET", key, "someone-else", "PX", "60000"});
+    auto c = config();
+    c.nodes = {topology::addresses().at(0), topology::addresses().at(1), liar.address()};
+    blocking_client client(c);
+    std::error_code ec;
+    const auto refused = client.acquire(key, fenced(), ec);
+    ASSERT_EQ(ec, errc::fencing_counter_refused) << ec.message() << ": " << refused.message;
+    EXPECT_NE(refused.message.find(liar.address()), std::string::npos) << refused.message;
+    EXPECT_NE(refused.message.find("18446744073709551614"), std::string::npos) << refused.message;
+    EXPECT_NE(refused.message.find("max_counter_lead"), std::string::npos) << refused.message;
+    EXPECT_EQ(refused.attempts, 1u) << "a refused counter is not asked again";
+    for (int node = 1; node <= 2; ++node) {
+        EXPECT_EQ(inspector(node).get(counter), "41") << "node " << node << ": nothing raised";
+    }
+    EXPECT_FALSE(inspector(1).get(key)) << "the attempt's key is cleaned up";
+
+    // The honest nodes still hand out the next token.
+    inspector(2).run({"DEL", key});
+    auto honest = config();
+    honest.nodes = {topology::addresses().at(0), topology::addresses().at(1),
+                    topology::addresses().at(2)};
+    blocking_client fresh(honest);
+    const auto granted = fresh.acquire(key, fenced(), ec);
+    ASSERT_FALSE(ec) << granted.message;
+    EXPECT_EQ(granted.lock.fencing_token(), 42u);
 }
 
 TEST_F(nodes_test, fencing_tokens_strictly_increase_across_successive_holders) {

@@ -152,6 +152,22 @@ TEST(hostile_server, reads_commands_split_anywhere_and_pipelined) {
     EXPECT_EQ(server.lock_commands(), 1u);
 }
 
+TEST(hostile_server, huge_counter_grants_and_lies_about_the_fencing_counter) {
+    hostile_server server(mode::huge_counter);
+    raw_connection raw(server.port());
+    raw.write(set_command());
+    EXPECT_EQ(raw.read(5), "+OK\r\n");
+    // A fenced acquire (acquire.lua): KEYS = lock key, counter; ARGV = token, ttl, n.
+    raw.write(resp_command({"EVALSHA", "0123", "2", "k", "{k}:fence", "t", "10000", "1"}));
+    EXPECT_EQ(raw.read(27), "$20\r\n18446744073709551614\r\n");
+    // Its raise (fence_raise.lua: ARGV = token, t) and an unfenced acquire: plain grants.
+    raw.write(
+        resp_command({"EVALSHA", "0123", "2", "k", "{k}:fence", "t", "18446744073709551615"}));
+    EXPECT_EQ(raw.read(4), ":1\r\n");
+    raw.write(resp_command({"EVALSHA", "0123", "2", "a", "b", "t", "10000", "2"}));
+    EXPECT_EQ(raw.read(4), ":1\r\n");
+}
+
 TEST(hostile_server, misbehaves_on_lock_commands_as_its_mode_says) {
     for (const mode m : hostile_server::all_modes) {
         SCOPED_TRACE(hostile_server::name(m));
@@ -168,6 +184,9 @@ TEST(hostile_server, misbehaves_on_lock_commands_as_its_mode_says) {
             EXPECT_EQ(junk.substr(0, 3), "?\x01\xff");
             break;
         }
+        case mode::huge_counter:
+            ADD_FAILURE() << "a lying voter, not in all_modes: tested on its own below";
+            break;
         case mode::wrong_types:
             EXPECT_EQ(raw.read(14), "*2\r\n+OK\r\n+OK\r\n");
             raw.write(set_command());
@@ -239,6 +258,7 @@ allowance allowed(mode m) {
     case mode::huge_error:     // past max_reply_size
     case mode::huge_bulk_slow: // announced past max_reply_size
     case mode::huge_array:     // announced past max_reply_size
+    case mode::huge_counter:   // a lying voter, not in all_modes: fencing_test.cpp uses it
         break;
     }
     return {errc::connection_failed, false, false};

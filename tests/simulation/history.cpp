@@ -384,6 +384,11 @@ void history::check_end() {
         for (const auto& [id, ws] : times) {
             const auto& h = holders_[static_cast<std::size_t>(id)];
             if (h.fence != 0 && !ws.empty()) {
+                // Honest counters grow by one per grant: a token this far up came from a
+                // node's lie that the client let through (lies_about_counter).
+                if (h.fence >= (std::uint64_t{1} << 63)) {
+                    violation("(b) fencing token from a lying counter", describe(id));
+                }
                 fenced.emplace_back(h.windows.front().from, id);
             }
         }

@@ -264,6 +264,15 @@ scenario make_scenario(world& w, int forced_profile) {
         }
     }
 
+    // One schedule in six with three nodes or more has a node that lies about its fencing
+    // counter: a fenced acquire must refuse it rather than raise the honest counters to
+    // 2^64-1. A generator of its own, salted like the ones above.
+    std::mt19937_64 liar(w.seed() ^ 0x6c6961720bULL);
+    if (nodes >= 3 && liar() % 6 == 0) {
+        s.nodes[static_cast<std::size_t>(liar() % static_cast<std::uint64_t>(nodes))]
+            .lies_about_counter = true;
+    }
+
     s.config.connect_timeout = milliseconds(20);
     s.config.reconnect_delay_initial = milliseconds(5);
     s.config.reconnect_delay_max = milliseconds(100);
@@ -358,7 +367,7 @@ std::vector<std::string> describe_plan(const scenario& s) {
         std::snprintf(
             buf, sizeof buf, "node%zu: clock rate %.5f, error replies %.3f, stalls %.3f up to %s",
             n, s.node_clocks[n].rate, f.error_rate, f.slow_rate, ms_text(f.slow_max).c_str());
-        out.push_back(buf);
+        out.push_back(std::string(buf) + (f.lies_about_counter ? ", lies about its counters" : ""));
     }
     std::snprintf(buf, sizeof buf,
                   "network: latency %s + exp(%s), tail %.3f up to %s, lost replies %.3f",

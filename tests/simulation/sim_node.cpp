@@ -666,6 +666,9 @@ sim_node::reply sim_node::acquire(const std::vector<std::string>& keys,
     for (std::size_t i = 0; i < n; ++i) {
         set_nx_px(keys[i], argv[0], std::stoll(argv[1]), false);
     }
+    if (largest && faults_.lies_about_counter) {
+        return bulk("18446744073709551614");
+    }
     return largest ? bulk(*largest) : integer(1);
 }
 

@@ -24,6 +24,9 @@ struct node_faults {
     real_ns slow_max = 20 * ms;
     /// Fencing counters survive a restart (appendfsync always); lock keys never do.
     bool durable_counters = true;
+    /// A hostile or corrupted node: answers every fenced acquire it grants with the counter
+    /// 2^64-2, whatever it holds (its raises and everything else stay honest).
+    bool lies_about_counter = false;
 };
 
 /// A Redis master, single-threaded, with the semantics the library relies on: SET NX PX with

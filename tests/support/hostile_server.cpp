@@ -14,6 +14,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <list>
 #include <mutex>
@@ -111,6 +112,26 @@ payload large_bytes(hostile_server::mode m) {
 }
 
 /// Well-formed RESP of a type that `command` never returns, a different one on each turn.
+/// huge_counter: a grant, with a counter near the top for a fenced acquire. EVAL[SHA] script
+/// numkeys keys... args...: the fenced acquire has 2n keys and the ARGV token, ttl, n.
+std::string lying_grant(const std::string& command, const std::vector<std::string>& args) {
+    if (command == "SET") {
+        return "+OK\r\n";
+    }
+    if (command == "SUBSCRIBE") {
+        return {};
+    }
+    if (args.size() >= 3) {
+        const auto keys = std::strtoull(args[2].c_str(), nullptr, 10);
+        const auto argv = args.size() - 3 - std::min<std::size_t>(keys, args.size() - 3);
+        if (argv == 3 && keys % 2 == 0 &&
+            keys == 2 * std::strtoull(args.back().c_str(), nullptr, 10)) {
+            return "$20\r\n18446744073709551614\r\n";
+        }
+    }
+    return ":1\r\n";
+}
+
 std::string wrong_type_reply(const std::string& command, unsigned turn) {
     // SET answers +OK or nil.
     static const std::array<std::string, 4> for_set = {
@@ -229,7 +250,7 @@ private:
             name == "SET" || name == "EVALSHA" || name == "EVAL" || name == "SUBSCRIBE";
         server_.record(number_, args, lock);
         if (lock) {
-            misbehave(name);
+            misbehave(name, args);
         } else if (name == "AUTH" || name == "SELECT") {
             send("+OK\r\n");
         } else if (name == "PING") {
@@ -245,7 +266,7 @@ private:
         }
     }
 
-    void misbehave(const std::string& command) {
+    void misbehave(const std::string& command, const std::vector<std::string>& args) {
         using mode = hostile_server::mode;
         switch (server_.current) {
         case mode::unsolicited: {
@@ -292,6 +313,11 @@ private:
             break;
         }
         case mode::silent:
+            break;
+        case mode::huge_counter:
+            if (auto reply = lying_grant(command, args); !reply.empty()) {
+                send(reply);
+            }
             break;
         }
     }
@@ -430,6 +456,8 @@ std::string_view hostile_server::name(mode m) {
         return "control_chars";
     case mode::silent:
         return "silent";
+    case mode::huge_counter:
+        return "huge_counter";
     }
     return "unknown";
 }

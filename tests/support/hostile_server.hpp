@@ -30,6 +30,11 @@ public:
         huge_array,     ///< `*2147483647\r\n`, then elements that never end, 16 KiB every 2 ms
         control_chars,  ///< `-ERR \x1b[31mred\x07\r\n`: an error text that paints a terminal
         silent,         ///< never answers a lock command (a stuck node)
+        /// Grants every lock command (SET: `+OK`, scripts: `:1`), but answers a fenced
+        /// acquire (the script whose ARGV is token, ttl, n over 2n keys) with the fencing
+        /// counter 18446744073709551614, and never confirms a subscription. Not in
+        /// all_modes: it is a lying voter, not a broken one.
+        huge_counter,
     };
     static constexpr mode all_modes[] = {
         mode::unsolicited,  mode::garbage,       mode::wrong_types,

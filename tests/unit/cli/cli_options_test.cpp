@@ -745,6 +745,7 @@ TEST(cli_options, exit_codes) {
     EXPECT_EQ(cli::exit_for(errc::validity_expired), cli::exit_not_acquired);
     EXPECT_EQ(cli::exit_for(errc::quorum_unreachable), cli::exit_unreachable);
     EXPECT_EQ(cli::exit_for(errc::lock_lost), cli::exit_lock_lost);
+    EXPECT_EQ(cli::exit_for(errc::fencing_counter_refused), cli::exit_data);
     EXPECT_EQ(cli::exit_for(errc::invalid_argument), cli::exit_usage);
     EXPECT_EQ(cli::exit_for(errc::cancelled), cli::exit_internal);
     EXPECT_EQ(cli::exit_for(errc::nodes_quarantined), cli::exit_not_acquired);

@@ -241,3 +241,60 @@ TEST(fencing_counter_key, shares_the_lock_keys_slot) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(fenced_acquire_fsm, a_counter_far_ahead_of_the_others_refuses_the_acquire_without_a_raise) {
+    harness h;
+    h.options.retry.max_attempts = 5; // refused counters are not retried anyway
+    acquire_fsm fsm(
+        3, h.options, [] { return 0; }, 0);
+    fsm.start(h.now);
+    fsm.on_set_reply(1, 2, node_outcome::failed, h.now);
+    EXPECT_EQ(fsm.on_set_reply(1, 0, node_outcome::granted, h.now, 18446744073709551614u).what,
+              kind::wait);
+    const auto cleanup = fsm.on_set_reply(1, 1, node_outcome::granted, h.now, 3);
+    ASSERT_EQ(cleanup.what, kind::send_cleanup) << "no raise: the counters stay as they are";
+    EXPECT_EQ(fsm.fence_token(), 0u);
+    ASSERT_TRUE(fsm.counter_refused());
+    EXPECT_EQ(fsm.counter_refused()->node, 0u);
+    fsm.on_cleanup_sent(h.now);
+    fsm.on_cleanup_reply(1, 0, h.now);
+    const auto done = fsm.on_cleanup_reply(1, 1, h.now);
+    ASSERT_EQ(done.what, kind::done);
+    EXPECT_EQ(done.error, errc::fencing_counter_refused);
+    EXPECT_EQ(fsm.attempt(), 1u);
+}
+
+TEST(fenced_acquire_fsm, counters_within_the_bound_are_raised_above_the_highest) {
+    harness h;
+    h.options.max_counter_lead = 10;
+    acquire_fsm fsm(
+        3, h.options, [] { return 0; }, 0);
+    fsm.start(h.now);
+    fsm.on_set_reply(1, 0, node_outcome::granted, h.now, 13);
+    ASSERT_EQ(fsm.on_set_reply(1, 1, node_outcome::granted, h.now, 3).what, kind::send_raise);
+    EXPECT_EQ(fsm.fence_token(), 14u) << "the leader stays in the maximum";
+    EXPECT_FALSE(fsm.counter_refused());
+}
+
+TEST(fenced_acquire_fsm, counters_at_the_top_refuse_with_the_same_error) {
+    harness h;
+    acquire_fsm fsm(
+        3, h.options, [] { return 0; }, 0);
+    fsm.start(h.now);
+    fsm.on_set_reply(1, 0, node_outcome::granted, h.now, 18446744073709551615u);
+    const auto cleanup =
+        fsm.on_set_reply(1, 1, node_outcome::granted, h.now, 18446744073709551615u);
+    ASSERT_EQ(cleanup.what, kind::send_cleanup);
+    ASSERT_TRUE(fsm.counter_refused());
+    EXPECT_EQ(fsm.counter_refused()->what, redlock::detail::counter_rejection::kind::exhausted);
+    fsm.on_cleanup_sent(h.now);
+    fsm.on_cleanup_reply(1, 0, h.now);
+    fsm.on_cleanup_reply(1, 1, h.now);
+    const auto done = fsm.on_cleanup_reply(1, 2, h.now); // silent: its SET may have landed
+    ASSERT_EQ(done.what, kind::done);
+    EXPECT_EQ(done.error, errc::fencing_counter_refused);
+}
+
+} // namespace

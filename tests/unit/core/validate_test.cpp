@@ -76,6 +76,11 @@ TEST(validate, drift_factor_node_timeout_and_retry) {
     EXPECT_NE(check([](auto& o) { o.min_validity = -1ms; }), "");
     EXPECT_NE(check([](auto& o) { o.node_timeout = 0ms; }), "");
     EXPECT_NE(check([](auto& o) {
+                  o.fencing = true;
+                  o.max_counter_lead = 0;
+              }),
+              "");
+    EXPECT_NE(check([](auto& o) {
                   o.retry.max_attempts = 0;
                   o.retry.wait_budget = 0ms;
               }).find("unbounded"),
