@@ -16,7 +16,8 @@ namespace redlock::test {
 /// then misbehaves on every lock command (SET, EVALSHA, EVAL) and on SUBSCRIBE (a waiter's
 /// subscriber connection) in the way its mode says.
 /// It reads RESP arrays of bulk strings however the bytes are split or pipelined, records
-/// every command, never closes a connection on its own, and stops with its destructor.
+/// every command, never closes a connection on its own (but in mode denied), and stops with
+/// its destructor.
 class hostile_server {
 public:
     enum class mode {
@@ -30,7 +31,12 @@ public:
         huge_array,     ///< `*2147483647\r\n`, then elements that never end, 16 KiB every 2 ms
         control_chars,  ///< `-ERR \x1b[31mred\x07\r\n`: an error text that paints a terminal
         silent,         ///< never answers a lock command (a stuck node)
+        // Not among all_modes: these refuse the handshake, so no lock command ever comes.
+        echoes_password, ///< refuses AUTH with `-WRONGPASS the password <what it got> is wrong`
+        denied,          ///< on accept, writes the `-DENIED` error of a Redis in protected mode
+                         ///< and closes, as such a Redis does with a remote client
     };
+    /// The modes that misbehave on lock commands.
     static constexpr mode all_modes[] = {
         mode::unsolicited,  mode::garbage,       mode::wrong_types,
         mode::deep_nesting, mode::huge_error,    mode::huge_bulk_slow,
