@@ -168,6 +168,52 @@ TEST_F(nodes_test, cli_run_keeps_the_node_list_and_the_password_out_of_the_comma
     EXPECT_EQ(keys_everywhere(), 0);
 }
 
+// The command runs as redlock's user and could read /proc/<redlock>/environ, where the
+// environment redlock started with (node list, password) stays for its whole life. Two
+// defences, each checked: the values are overwritten once read (what root, which may read
+// any process's environ, finds), and redlock is not dumpable, so that its own user (without
+// CAP_SYS_PTRACE) cannot read the file at all.
+TEST_F(nodes_test, cli_run_command_cannot_read_the_secrets_from_redlocks_environ) {
+    const std::string password = "pw-7f3a9c-SECRET";
+    const std::string in_nodes = "pw-in-nodes-4d2e";
+    const acl_user user(password);
+    // Nodes 1-4 with the password from REDLOCK_PASSWORD, node 5 with another in its address.
+    ASSERT_EQ(inspector(5).run({"ACL", "SETUSER", "locker", "resetpass", ">" + in_nodes}), "OK");
+    auto nodes = acl_user::nodes_without_password();
+    nodes = nodes.substr(0, nodes.rfind(',')) + ",redis://locker:" + in_nodes + "@" +
+            topology::addresses().back();
+    const std::vector<std::string> environment{"REDLOCK_PASSWORD=" + password,
+                                               "REDLOCK_NODES=" + nodes};
+    const std::string read_parent =
+        "if tr '\\0' '\\n' < /proc/$PPID/environ; then echo READ; else echo REFUSED; fi";
+    {
+        child_process run(
+            {tool, "--no-quarantine", "run", "cli:environ", "--", "sh", "-c", read_parent},
+            environment);
+        ASSERT_EQ(run.wait(10s), 0) << run.err();
+        const auto seen = run.out();
+        EXPECT_NE(seen.find("READ"), std::string::npos) << "root reads it\n" << seen;
+        EXPECT_NE(seen.find("REDLOCK_PASSWORD=****************\n"), std::string::npos) << seen;
+        EXPECT_EQ(seen.find(password), std::string::npos) << seen;
+        EXPECT_EQ(seen.find(in_nodes), std::string::npos) << seen;
+    }
+    {
+        // redlock and its command as one unprivileged user, the case that matters: root
+        // bypasses the check (CAP_SYS_PTRACE, and on this kernel CAP_SYS_ADMIN or
+        // CAP_PERFMON too).
+        child_process run({"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                           "--inh-caps=-all", "--bounding-set=-all", tool, "--no-quarantine", "run",
+                           "cli:environ", "--", "sh", "-c", read_parent},
+                          environment);
+        ASSERT_EQ(run.wait(10s), 0) << run.err();
+        EXPECT_NE(run.out().find("REFUSED"), std::string::npos)
+            << "the same user reads a non-dumpable process's environ\n"
+            << run.out();
+        EXPECT_EQ(run.out().find("REDLOCK_"), std::string::npos) << run.out();
+    }
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
 TEST_F(nodes_test, cli_run_hands_no_redis_socket_to_its_command) {
     // While the command runs, redlock holds a connection to every node (its watchdog renews
     // over them); none of them may reach the command. The command lists its own fds.
