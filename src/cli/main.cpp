@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
         std::cout << "redlock " << REDLOCK_VERSION << "\n";
         return exit_ok;
     }
-    if (!load_credentials(*o, std::getenv("REDLOCK_PASSWORD"), error)) {
+    if (!load_credentials(*o, std::getenv("REDLOCK_PASSWORD"), error,
+                          std::getenv("REDLOCK_NODE_CREDENTIALS_FILE"))) {
         std::cerr << "redlock: " << error << "\n";
         return exit_usage;
     }

@@ -226,6 +226,111 @@ TEST_F(nodes_test, cli_run_hands_no_redis_socket_to_its_command) {
     EXPECT_EQ(keys_everywhere(), 0);
 }
 
+// A distinct ACL user and password per node, from a file: none of them in argv or in the
+// environment, each sent to its own node only.
+TEST_F(nodes_test, cli_node_credentials_give_each_node_its_own_user_and_password) {
+    const auto file = scratch_path("node-credentials");
+    {
+        std::ofstream out(file);
+        out << "# ADDRESS [USER] PASSWORD\n\n";
+        for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+            const auto user = "locker" + std::to_string(node);
+            const auto password = "pw-node-" + std::to_string(node) + "-7f3a";
+            ASSERT_EQ(
+                inspector(node).run({"ACL", "SETUSER", user, "on", ">" + password, "~*", "+@all"}),
+                "OK");
+            // Node 5: the user named in the node list, the password alone in the file.
+            out << "  " << topology::addresses()[node - 1] << "\t" << (node == 5 ? "" : user + " ")
+                << password << "\n";
+        }
+    }
+    auto nodes = topology::addresses();
+    nodes[4] = "redis://locker5:@" + nodes[4];
+    std::string list;
+    for (const auto& node : nodes) {
+        list += (list.empty() ? "" : ",") + node;
+    }
+    // Only these users may run commands while the default user has no rights: a client
+    // that is not logged in as each node's own user is refused there. Restored (and the
+    // users deleted) through connections logged in as those users, whatever happens.
+    class lock_down {
+    public:
+        lock_down() {
+            for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+                auto& as = owners_.emplace_back(std::make_unique<inspector>(node));
+                EXPECT_EQ(as->run({"AUTH", "locker" + std::to_string(node),
+                                   "pw-node-" + std::to_string(node) + "-7f3a"}),
+                          "OK");
+                EXPECT_EQ(as->run({"ACL", "SETUSER", "default", "-@all"}), "OK");
+            }
+        }
+        ~lock_down() {
+            for (std::size_t i = 0; i < owners_.size(); ++i) {
+                owners_[i]->run({"ACL", "SETUSER", "default", "+@all"});
+                owners_[i]->run({"ACL", "DELUSER", "locker" + std::to_string(i + 1)});
+            }
+        }
+        lock_down(const lock_down&) = delete;
+        lock_down& operator=(const lock_down&) = delete;
+
+    private:
+        std::vector<std::unique_ptr<inspector>> owners_;
+    };
+    std::optional<lock_down> locked(std::in_place);
+    for (const auto& [flags, environment] :
+         std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>>{
+             {{"--node-credentials", file}, {"REDLOCK_NODES=" + list}},
+             {{}, {"REDLOCK_NODES=" + list, "REDLOCK_NODE_CREDENTIALS_FILE=" + file}}}) {
+        std::vector<std::string> args{tool, "--no-quarantine"};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"run", "cli:per-node", "--", "true"});
+        child_process run(args, environment);
+        EXPECT_EQ(run.wait(10s), 0) << run.err();
+    }
+    {
+        // Without the file: the default user, refused on every node.
+        child_process run({tool, "--no-quarantine", "acquire", "cli:per-node"},
+                          {"REDLOCK_NODES=" + topology::addresses()[0]});
+        EXPECT_EQ(run.wait(10s), 69) << run.err();
+    }
+    locked.reset();
+    std::remove(file.c_str());
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, cli_node_credentials_errors_name_the_line_never_the_password) {
+    const auto file = scratch_path("bad-credentials");
+    const std::string secret = "pw-7f3a9c-SECRET";
+    const auto node = topology::addresses()[0];
+    struct bad {
+        std::string text;
+        std::string says;
+    };
+    for (const auto& [text, says] : std::vector<bad>{
+             {"# ok\n" + node + " " + secret + "\n" + node + " u " + secret + "\n",
+              "line 3: a second line for " + node},
+             {"\n" + node + "\n", "line 2: expected ADDRESS [USER] PASSWORD, found 1 fields"},
+             {node + " u " + secret + " extra\n", "line 1: expected ADDRESS [USER] PASSWORD"},
+             {"127.0.0.1:1 " + secret + "\n", "line 1: 127.0.0.1:1 is not in the node list"},
+             {node + " " + secret + "\n127.0.0.1:2 " + secret + "\n127.0.0.1:3 a b c\n",
+              "line 3: expected ADDRESS [USER] PASSWORD, found 4 fields"},
+             {"redis://u:" + secret + "@" + node + " " + secret + "\n",
+              "line 1: the address holds credentials"},
+             {"127.0.0.1:99999 " + secret + "\n", "line 1: the address: "}}) {
+        std::ofstream(file) << text;
+        child_process run({tool, "--node-credentials", file, "acquire", "k"},
+                          {"REDLOCK_NODES=" + node + ",127.0.0.1:2,127.0.0.1:3"});
+        EXPECT_EQ(run.wait(5s), 64) << run.err();
+        EXPECT_NE(run.err().find("--node-credentials " + file + " " + says), std::string::npos)
+            << run.err();
+        EXPECT_EQ(run.err().find(secret), std::string::npos) << run.err();
+    }
+    std::remove(file.c_str());
+    child_process missing({tool, "--node-credentials", "/nonexistent/c", "acquire", "k"});
+    EXPECT_EQ(missing.wait(5s), 64);
+    EXPECT_NE(missing.err().find("No such file or directory"), std::string::npos) << missing.err();
+}
+
 TEST_F(nodes_test, cli_password_file_errors_are_usage_errors) {
     child_process missing({tool, "--password-file", "/nonexistent/pw", "acquire", "k"});
     EXPECT_EQ(missing.wait(5s), 64);
