@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <sys/stat.h>
@@ -733,6 +734,16 @@ std::optional<options> parse_options(int argc, const char* const* argv,
 
 namespace {
 
+/// A regular file of secrets that its group or everyone may read is said so, on stderr (a
+/// pipe or a process substitution is not a file others can open later).
+void warn_if_others_may_read(const struct stat& info, const std::string& flag) {
+    if (S_ISREG(info.st_mode) && (info.st_mode & (S_IRGRP | S_IROTH)) != 0) {
+        std::cerr << "redlock: warning: " << flag << " may be read by "
+                  << ((info.st_mode & S_IROTH) != 0 ? "every user" : "its group")
+                  << " (chmod 600 it)\n";
+    }
+}
+
 /// The first line of `path`, without its line end. Reads no further than that line (the
 /// file may be a pipe: `--password-file <(pass show redis)`), and at most max_password_size.
 bool read_password_file(const std::string& path, std::string& password, std::string& error) {
@@ -741,6 +752,9 @@ bool read_password_file(const std::string& path, std::string& password, std::str
     if (fd < 0) {
         error = flag + ": " + std::strerror(errno);
         return false;
+    }
+    if (struct stat info{}; ::fstat(fd, &info) == 0) {
+        warn_if_others_may_read(info, flag);
     }
     std::string line;
     char c = 0;
@@ -826,6 +840,9 @@ bool read_node_credentials(const std::string& path, std::vector<std::string>& no
     if (!in) {
         error = flag + ": " + std::strerror(errno);
         return false;
+    }
+    if (struct stat info{}; ::stat(path.c_str(), &info) == 0) {
+        warn_if_others_may_read(info, flag);
     }
     std::vector<std::optional<node_address>> listed(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {

@@ -331,6 +331,44 @@ TEST_F(nodes_test, cli_node_credentials_errors_name_the_line_never_the_password)
     EXPECT_NE(missing.err().find("No such file or directory"), std::string::npos) << missing.err();
 }
 
+TEST_F(nodes_test, cli_warns_once_about_a_password_file_others_may_read) {
+    const auto file = scratch_path("shared-password");
+    std::ofstream(file) << "pw-7f3a9c-SECRET\n";
+    for (const auto& [mode, warning] : std::vector<std::pair<mode_t, std::string>>{
+             {0644, "may be read by every user"}, {0640, "may be read by its group"}, {0600, ""}}) {
+        ASSERT_EQ(::chmod(file.c_str(), mode), 0);
+        child_process run({tool, "--password-file", file, "--nodes", "127.0.0.1:1", "acquire", "-t",
+                           "1s", "--node-timeout", "100ms", "cli:k"});
+        run.wait(10s);
+        const auto err = run.err();
+        const auto count = [&err](const std::string& what) {
+            std::size_t n = 0;
+            for (auto at = err.find(what); at != std::string::npos; at = err.find(what, at + 1)) {
+                ++n;
+            }
+            return n;
+        };
+        if (warning.empty()) {
+            EXPECT_EQ(count("warning:"), 0u) << err;
+        } else {
+            EXPECT_EQ(count("redlock: warning: --password-file " + file + " " + warning), 1u)
+                << err;
+        }
+        EXPECT_EQ(err.find("pw-7f3a9c-SECRET"), std::string::npos) << err;
+    }
+    std::remove(file.c_str());
+}
+
+TEST_F(nodes_test, cli_run_refuses_a_key_with_a_newline) {
+    const auto marker = scratch_path("ran");
+    child_process run({tool, "--no-quarantine", "run", "cli:a\nb", "cli:c", "--", "touch", marker});
+    EXPECT_EQ(run.wait(10s), 64) << run.err();
+    EXPECT_NE(run.err().find("newline"), std::string::npos) << run.err();
+    EXPECT_FALSE(file_exists(marker)) << "the command never ran";
+    std::remove(marker.c_str());
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
 TEST_F(nodes_test, cli_password_file_errors_are_usage_errors) {
     child_process missing({tool, "--password-file", "/nonexistent/pw", "acquire", "k"});
     EXPECT_EQ(missing.wait(5s), 64);
