@@ -234,18 +234,19 @@ void node_connection::read(const std::shared_ptr<wire>& w) {
                 return;
             }
             if (ec) {
-                drop_connection(w->last_error_reply.empty()
-                                    ? describe(ec)
-                                    : w->last_error_reply + " (then " + describe(ec) + ")");
+                drop_connection(w->refusal.empty() ? describe(ec)
+                                                   : w->refusal + " (then " + describe(ec) + ")");
                 return;
             }
             const auto broken =
                 w->replies.consume(std::string_view(w->read_buffer.data(), length),
                                    [this, &w](sent_command&& sent, const node_reply& reply) {
-                                       w->last_error_reply =
-                                           reply.reply && reply.reply->type == REDIS_REPLY_ERROR
-                                               ? std::string(reply.message)
-                                               : std::string();
+                                       if (reply.reply && reply.reply->type != REDIS_REPLY_ERROR) {
+                                           w->answered = true;
+                                           w->refusal.clear();
+                                       } else if (!w->answered && reply.reply) {
+                                           w->refusal = std::string(reply.message);
+                                       }
                                        return on_reply(std::move(sent), reply);
                                    });
             if (!w->current) {

@@ -90,10 +90,12 @@ private:
             , replies(max_reply_size, std::move(secrets)) {}
         byte_stream stream;
         reply_pipeline replies;
-        /// The error text of the latest reply when it was an error, else empty: a server
-        /// that refuses a client says why and closes (`-DENIED ... protected mode`), and
-        /// that, not the close, is the reason to report.
-        std::string last_error_reply;
+        /// The error text of the latest reply while every reply on this connection was an
+        /// error, else empty: a server that refuses a client says why and closes (`-DENIED
+        /// ... protected mode`), and that, not the close, is the reason to report. Once a
+        /// command succeeded, a later close is not explained by an earlier error.
+        std::string refusal;
+        bool answered = false; ///< a reply other than an error came
         bool current = true;
         std::string queued;  ///< formatted commands not yet handed to a write
         std::string writing; ///< the bytes of the write in flight
