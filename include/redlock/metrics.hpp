@@ -51,7 +51,9 @@ class REDLOCK_API prometheus_metrics final : public metrics_observer {
 public:
     /// `node_labels[i]` is the `node` label of node i, e.g. client_config::nodes. A label that
     /// is a node address with credentials is shown as its host:port (node_address::display()),
-    /// never with the user or password; host:port and names of your own stay as given.
+    /// never with the user or password; one that fails to parse as an address but has a
+    /// scheme (`://`), a `@` or a `?` (it may hold a password) is shown as `nodes[i]`;
+    /// host:port and names of your own stay as given.
     explicit prometheus_metrics(std::vector<std::string> node_labels);
 
     /// Everything observed so far, in the Prometheus text format.

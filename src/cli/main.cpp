@@ -8,8 +8,24 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
+
+namespace {
+
+/// Overwrites the values of `REDLOCK_PASSWORD` and `REDLOCK_NODES` in place, once read:
+/// getenv() points into the block the process started with, which /proc/PID/environ shows
+/// to root and (while the process is dumpable) its user. What is left there is `*`s.
+void scrub_secrets_from_environment() {
+    for (const char* name : {"REDLOCK_PASSWORD", "REDLOCK_NODES"}) {
+        if (char* value = std::getenv(name)) {
+            std::memset(value, '*', std::strlen(value));
+        }
+    }
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     using namespace redlock::cli;
@@ -28,10 +44,12 @@ int main(int argc, char** argv) {
         std::cout << "redlock " << REDLOCK_VERSION << "\n";
         return exit_ok;
     }
-    if (!load_credentials(*o, std::getenv("REDLOCK_PASSWORD"), error)) {
+    if (!load_credentials(*o, std::getenv("REDLOCK_PASSWORD"), error,
+                          std::getenv("REDLOCK_NODE_CREDENTIALS_FILE"))) {
         std::cerr << "redlock: " << error << "\n";
         return exit_usage;
     }
+    scrub_secrets_from_environment();
     // Before any connection, and the same for every command: the library's own check (its
     // messages name a node by its index, never by its text, which may hold a password).
     std::vector<redlock::node_address> addresses;

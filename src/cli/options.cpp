@@ -11,6 +11,9 @@
 #include <charconv>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
+#include <iostream>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -370,6 +373,10 @@ const option_spec option_specs[] = {
      "password for every node whose address has none: the first line of FILE (default: "
      "$REDLOCK_PASSWORD); keeps it out of argv",
      set_text<&options::password_file>},
+    {"node-credentials", "FILE", for_every_command,
+     "each node's own credentials, one line per node: ADDRESS [USER] PASSWORD (default: "
+     "$REDLOCK_NODE_CREDENTIALS_FILE); before --password-file, keeps them out of argv",
+     set_text<&options::node_credentials_file>},
     {"tls-ca", "FILE", for_every_command,
      "CA certificates (PEM) that rediss:// nodes are checked against (default: the system's "
      "trust store)",
@@ -777,6 +784,16 @@ std::optional<options> parse_options(int argc, const char* const* argv,
 
 namespace {
 
+/// A regular file of secrets that its group or everyone may read is said so, on stderr (a
+/// pipe or a process substitution is not a file others can open later).
+void warn_if_others_may_read(const struct stat& info, const std::string& flag) {
+    if (S_ISREG(info.st_mode) && (info.st_mode & (S_IRGRP | S_IROTH)) != 0) {
+        std::cerr << "redlock: warning: " << flag << " may be read by "
+                  << ((info.st_mode & S_IROTH) != 0 ? "every user" : "its group")
+                  << " (chmod 600 it)\n";
+    }
+}
+
 /// The first line of `path`, without its line end. Reads no further than that line (the
 /// file may be a pipe: `--password-file <(pass show redis)`), and at most max_password_size.
 bool read_password_file(const std::string& path, std::string& password, std::string& error) {
@@ -785,6 +802,9 @@ bool read_password_file(const std::string& path, std::string& password, std::str
     if (fd < 0) {
         error = flag + ": " + std::strerror(errno);
         return false;
+    }
+    if (struct stat info{}; ::fstat(fd, &info) == 0) {
+        warn_if_others_may_read(info, flag);
     }
     std::string line;
     char c = 0;
@@ -830,11 +850,15 @@ bool readable(const std::string& path, bool directory, const char* flag, std::st
 
 } // namespace
 
-std::string with_password(const std::string& text, std::string_view password) {
+std::string with_password(const std::string& text, std::string_view password,
+                          std::string_view user) {
     node_address a;
     std::string why;
     if (parse_node_address(text, a, why) || !a.password.empty()) {
         return text;
+    }
+    if (!user.empty()) {
+        a.user = user;
     }
     const std::string secret = detail::percent_encode(password);
     if (a.kind == node_address::transport::unix_socket) {
@@ -852,7 +876,96 @@ std::string with_password(const std::string& text, std::string_view password) {
            secret + "@" + a.display() + (a.db != 0 ? "/" + std::to_string(a.db) : "");
 }
 
-bool load_credentials(options& o, const char* environment_password, std::string& error) {
+namespace {
+
+/// `--node-credentials FILE`: one line per node, `ADDRESS [USER] PASSWORD`, fields separated
+/// by spaces or tabs; blank lines and lines starting with `#` are skipped. ADDRESS is written
+/// as in the node list, without credentials, and must name one of its nodes (the same server,
+/// whatever its user or database); a node gets at most one line. An error names the line by
+/// its number, never by its text.
+bool read_node_credentials(const std::string& path, std::vector<std::string>& nodes,
+                           std::string& error) {
+    const std::string flag = "--node-credentials " + path;
+    std::ifstream in(path);
+    if (!in) {
+        error = flag + ": " + std::strerror(errno);
+        return false;
+    }
+    if (struct stat info{}; ::stat(path.c_str(), &info) == 0) {
+        warn_if_others_may_read(info, flag);
+    }
+    std::vector<std::optional<node_address>> listed(nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        node_address a;
+        std::string why;
+        if (!parse_node_address(nodes[i], a, why)) {
+            listed[i] = a;
+        }
+    }
+    std::vector<bool> given(nodes.size(), false);
+    std::string line;
+    for (std::size_t number = 1; std::getline(in, line); ++number) {
+        const std::string where = flag + " line " + std::to_string(number) + ": ";
+        std::istringstream fields_in(line);
+        std::vector<std::string> fields;
+        for (std::string field; fields_in >> field;) {
+            fields.push_back(std::move(field));
+        }
+        if (fields.empty() || fields.front().starts_with('#')) {
+            continue;
+        }
+        if (fields.size() != 2 && fields.size() != 3) {
+            error = where + "expected ADDRESS [USER] PASSWORD, found " +
+                    std::to_string(fields.size()) + " fields";
+            return false;
+        }
+        node_address a;
+        std::string why;
+        if (parse_node_address(fields[0], a, why)) {
+            error = where + "the address: " + why;
+            return false;
+        }
+        if (!a.password.empty() || !a.user.empty()) {
+            error = where + "the address holds credentials: give them as USER and PASSWORD";
+            return false;
+        }
+        bool named = false;
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            if (!listed[i] || !listed[i]->same_server(a)) {
+                continue;
+            }
+            named = true;
+            if (given[i]) {
+                error = where + "a second line for " + a.display();
+                return false;
+            }
+            given[i] = true;
+            nodes[i] = with_password(nodes[i], fields.back(), fields.size() == 3 ? fields[1] : "");
+        }
+        if (!named) {
+            error = where + a.display() + " is not in the node list";
+            return false;
+        }
+    }
+    if (in.bad()) {
+        error = flag + ": " + std::strerror(errno);
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+bool load_credentials(options& o, const char* environment_password, std::string& error,
+                      const char* environment_credentials_file) {
+    if (o.node_credentials_file.empty() && environment_credentials_file &&
+        *environment_credentials_file) {
+        o.node_credentials_file = environment_credentials_file;
+    }
+    if (!o.node_credentials_file.empty() &&
+        !read_node_credentials(o.node_credentials_file, o.nodes, error)) {
+        return false;
+    }
     std::string password;
     if (!o.password_file.empty()) {
         if (!read_password_file(o.password_file, password, error)) {

@@ -52,12 +52,13 @@ struct options {
     std::chrono::milliseconds grace{5000}; ///< run: then SIGKILL after this
     bool quiet = false;
     bool quarantine = true;
-    bool fence = false;        ///< acquire and run: also take a fencing token
-    bool shared = false;       ///< run, acquire, extend: a reader of a read-write lock
-    unsigned permits = 0;      ///< run, acquire, extend: a permit of a semaphore (0: none)
-    bool force = false;        ///< release: delete whatever lock state, any token
-    bool yes = false;          ///< release --force: no confirmation asked
-    std::string password_file; ///< read by load_credentials, never by parse_options
+    bool fence = false;                ///< acquire and run: also take a fencing token
+    bool shared = false;               ///< run, acquire, extend: a reader of a read-write lock
+    unsigned permits = 0;              ///< run, acquire, extend: a permit of a semaphore (0: none)
+    bool force = false;                ///< release: delete whatever lock state, any token
+    bool yes = false;                  ///< release --force: no confirmation asked
+    std::string password_file;         ///< read by load_credentials, never by parse_options
+    std::string node_credentials_file; ///< likewise: `ADDRESS [USER] PASSWORD` lines
     tls_options tls;
     // demo
     unsigned buyers = 200;
@@ -75,15 +76,21 @@ std::optional<options> parse_options(int argc, const char* const* argv,
                                      const char* environment_nodes, std::string& error,
                                      const char* environment_max_ttl = nullptr);
 
-/// What parse_options leaves to the file system and the environment: the password (the first
-/// line of --password-file, else `environment_password`, i.e. $REDLOCK_PASSWORD; may be null)
-/// goes into every node address that has none, and the TLS files must be readable. On error
-/// returns false and puts what is wrong in `error`, which never holds the password.
-bool load_credentials(options& o, const char* environment_password, std::string& error);
+/// What parse_options leaves to the file system and the environment: each node's own
+/// credentials (--node-credentials, else `environment_credentials_file`, i.e.
+/// $REDLOCK_NODE_CREDENTIALS_FILE; may be null) go into the addresses they name, then the
+/// password (the first line of --password-file, else `environment_password`, i.e.
+/// $REDLOCK_PASSWORD; may be null) into every node address that still has none, and the TLS
+/// files must be readable. An address's own password always wins. On error returns false
+/// and puts what is wrong in `error`, which never holds a password.
+bool load_credentials(options& o, const char* environment_password, std::string& error,
+                      const char* environment_credentials_file = nullptr);
 
-/// The node address `text` with `password` in it, unless it has one already (then, or when
-/// `text` is no valid address, `text` itself: validation reports it later).
-std::string with_password(const std::string& text, std::string_view password);
+/// The node address `text` with `password` in it (and `user`, unless empty: then the
+/// address's own), unless it has a password already (then, or when `text` is no valid
+/// address, `text` itself: validation reports it later).
+std::string with_password(const std::string& text, std::string_view password,
+                          std::string_view user = {});
 
 /// The text of `redlock help COMMAND`: its usage, what it does, its options. With an empty
 /// or unknown `command`, the overview of `redlock --help`.

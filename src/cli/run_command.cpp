@@ -336,6 +336,19 @@ int run_command(const options& o) {
         std::cerr << "redlock run: expected KEY... -- COMMAND [ARGS...] (see redlock run --help)\n";
         return exit_usage;
     }
+    for (const auto& key : o.positional) {
+        if (key.find('\n') != std::string::npos) {
+            // $REDLOCK_KEYS has one key per line: such a key would read as two.
+            std::cerr << "redlock run: a key holds a newline, which $REDLOCK_KEYS (one key per "
+                         "line) cannot carry\n";
+            return exit_usage;
+        }
+    }
+    // The command runs as our user, who may read /proc/<our pid>/environ (the node list and
+    // password we were started with) and our memory. Not dumpable, those files belong to
+    // root and need CAP_SYS_PTRACE (no core dump either). The command's own exec makes it
+    // dumpable again: this stays ours.
+    ::prctl(PR_SET_DUMPABLE, 0);
     asio::io_context io;
     return runner(o, io).run();
 }

@@ -30,12 +30,20 @@ std::string number(double v) {
 }
 
 /// A node address given with credentials becomes its host:port: a label is shown to everyone
-/// who can read the metrics. Anything else (host:port, a name of the user's) stays as given.
-std::string node_label(std::string text) {
+/// who can read the metrics. A text the parser refuses but that has a URL's scheme, user part
+/// or query (where a password would be) becomes `nodes[i]`: what it holds is unknown. Anything
+/// else (host:port, a name of the user's) stays as given.
+std::string node_label(std::string text, std::size_t node) {
     node_address address;
     std::string why;
-    if (!parse_node_address(text, address, why) &&
-        (!address.password.empty() || !address.user.empty())) {
+    if (parse_node_address(text, address, why)) {
+        if (text.find("://") != std::string::npos ||
+            text.find_first_of("@?") != std::string::npos) {
+            return "nodes[" + std::to_string(node) + "]";
+        }
+        return text;
+    }
+    if (!address.password.empty() || !address.user.empty()) {
         return address.display();
     }
     return text;
@@ -177,7 +185,7 @@ prometheus_metrics::prometheus_metrics(std::vector<std::string> node_labels)
     : acquire_wait_(duration_bounds())
     , hold_(duration_bounds()) {
     for (auto& label : node_labels) {
-        node_labels_.push_back(node_label(std::move(label)));
+        node_labels_.push_back(node_label(std::move(label), node_labels_.size()));
         nodes_.push_back({histogram(latency_bounds()), {}, false});
     }
 }

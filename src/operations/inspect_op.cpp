@@ -19,7 +19,7 @@ std::error_code failure_of(const node_reply& r, std::string& message) {
         return r.error ? r.error : make_error_code(errc::connection_failed);
     }
     if (r.reply->type == REDIS_REPLY_ERROR) {
-        message.assign(r.reply->str, r.reply->len);
+        message = std::string(r.message); // printable, and without the secrets
         return make_error_code(errc::server_error);
     }
     return {};

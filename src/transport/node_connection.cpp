@@ -61,6 +61,7 @@ node_connection::node_connection(asio::any_io_executor strand, node_address addr
     , config_(config)
     , tls_(std::move(tls))
     , display_(address_.redacted())
+    , secrets_(configured_secrets(config_, address_.password))
     , connect_timer_(strand_)
     , backoff_timer_(strand_)
     , patience_timer_(strand_)
@@ -233,12 +234,19 @@ void node_connection::read(const std::shared_ptr<wire>& w) {
                 return;
             }
             if (ec) {
-                drop_connection(describe(ec));
+                drop_connection(w->refusal.empty() ? describe(ec)
+                                                   : w->refusal + " (then " + describe(ec) + ")");
                 return;
             }
             const auto broken =
                 w->replies.consume(std::string_view(w->read_buffer.data(), length),
-                                   [this](sent_command&& sent, const node_reply& reply) {
+                                   [this, &w](sent_command&& sent, const node_reply& reply) {
+                                       if (reply.reply && reply.reply->type != REDIS_REPLY_ERROR) {
+                                           w->answered = true;
+                                           w->refusal.clear();
+                                       } else if (!w->answered && reply.reply) {
+                                           w->refusal = std::string(reply.message);
+                                       }
                                        return on_reply(std::move(sent), reply);
                                    });
             if (!w->current) {
@@ -416,7 +424,7 @@ void node_connection::connected(byte_stream stream) {
         state_ = state::connected;
     }
     connected_at_ = std::chrono::steady_clock::now();
-    wire_ = std::make_shared<wire>(std::move(stream), config_.max_reply_size);
+    wire_ = std::make_shared<wire>(std::move(stream), config_.max_reply_size, secrets_);
     if (subscriber_.push) {
         wire_->replies.take_pushes(subscriber_.push);
     }
@@ -529,7 +537,7 @@ bool node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t 
         return true;
     }
     const std::string what = step == handshake_auth ? "AUTH" : "SELECT";
-    const auto why = what + " failed: " + printable_server_text({reply->str, reply->len});
+    const auto why = what + " failed: " + printable_server_text({reply->str, reply->len}, secrets_);
     log(log_level::error, why);
     // Commands queued behind the handshake would run as the wrong user or in the wrong
     // database: drop the connection.
@@ -540,7 +548,7 @@ bool node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t 
 void node_connection::on_server_info(const redisReply* reply) {
     if (reply->type != REDIS_REPLY_STRING) {
         const std::string why = reply->type == REDIS_REPLY_ERROR
-                                    ? printable_server_text({reply->str, reply->len})
+                                    ? printable_server_text({reply->str, reply->len}, secrets_)
                                     : "no text";
         info_refused_ = "INFO refused: restarts cannot be detected (" + why + ")";
         if (config_.quarantine.enabled) {
@@ -557,7 +565,7 @@ void node_connection::on_server_info(const redisReply* reply) {
     info_refused_.clear();
     const std::string_view info(reply->str, reply->len);
     // A run_id is 40 hex digits; anything else is kept printable and short.
-    const auto run_id = printable_server_text(info_field(info, "run_id"));
+    const auto run_id = printable_server_text(info_field(info, "run_id"), secrets_);
     long long uptime = 0;
     const auto uptime_text = info_field(info, "uptime_in_seconds");
     std::from_chars(uptime_text.data(), uptime_text.data() + uptime_text.size(), uptime);

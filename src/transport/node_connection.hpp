@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -84,11 +85,17 @@ private:
     /// without touching the connection, that the socket they served was dropped (or the
     /// connection destroyed) meanwhile.
     struct wire {
-        wire(byte_stream s, std::size_t max_reply_size)
+        wire(byte_stream s, std::size_t max_reply_size, std::vector<std::string> secrets)
             : stream(std::move(s))
-            , replies(max_reply_size) {}
+            , replies(max_reply_size, std::move(secrets)) {}
         byte_stream stream;
         reply_pipeline replies;
+        /// The error text of the latest reply while every reply on this connection was an
+        /// error, else empty: a server that refuses a client says why and closes (`-DENIED
+        /// ... protected mode`), and that, not the close, is the reason to report. Once a
+        /// command succeeded, a later close is not explained by an earlier error.
+        std::string refusal;
+        bool answered = false; ///< a reply other than an error came
         bool current = true;
         std::string queued;  ///< formatted commands not yet handed to a write
         std::string writing; ///< the bytes of the write in flight
@@ -139,6 +146,8 @@ private:
     const client_config& config_;
     std::shared_ptr<boost::asio::ssl::context> tls_;
     std::string display_;
+    // Cut from whatever this node says: see configured_secrets().
+    std::vector<std::string> secrets_;
     subscriber_hooks subscriber_;
 
     state state_ = state::idle;

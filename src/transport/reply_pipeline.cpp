@@ -4,8 +4,9 @@
 
 namespace redlock::detail {
 
-reply_pipeline::reply_pipeline(std::size_t max_reply_size)
-    : reader_(max_reply_size) {}
+reply_pipeline::reply_pipeline(std::size_t max_reply_size, std::vector<std::string> secrets)
+    : reader_(max_reply_size)
+    , secrets_(std::move(secrets)) {}
 
 std::string reply_pipeline::consume(std::string_view bytes, const deliver_fn& deliver) {
     if (!broken_.empty()) {
@@ -36,7 +37,7 @@ std::string reply_pipeline::consume(std::string_view bytes, const deliver_fn& de
         sent_.pop_front();
         std::string message;
         if (reply->type == REDIS_REPLY_ERROR) {
-            message = printable_server_text(std::string_view(reply->str, reply->len));
+            message = printable_server_text(std::string_view(reply->str, reply->len), secrets_);
         }
         if (!deliver(std::move(command), node_reply{{}, reply.get(), message})) {
             return {};

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -31,11 +32,12 @@ struct sent_command {
 class reply_pipeline {
 public:
     /// Gets each command with its reply; `reply.message` is the server's error text made
-    /// printable. Runs inside consume(); returns false to stop there (the connection is
-    /// being dropped), leaving what else was read unparsed.
+    /// printable, without any of the secrets given at construction. Runs inside consume(); returns
+    /// false to stop there (the connection is being dropped), leaving what else was read unparsed.
     using deliver_fn = std::function<bool(sent_command&& command, const node_reply& reply)>;
 
-    explicit reply_pipeline(std::size_t max_reply_size);
+    /// `secrets`: see configured_secrets().
+    reply_pipeline(std::size_t max_reply_size, std::vector<std::string> secrets);
 
     void expect(sent_command command) { sent_.push_back(std::move(command)); }
 
@@ -58,6 +60,7 @@ public:
 
 private:
     reply_reader reader_;
+    std::vector<std::string> secrets_;
     std::deque<sent_command> sent_;
     push_fn push_;
     std::string broken_;

@@ -81,8 +81,9 @@ reply_reader::status reply_reader::next(reply_ptr& out) {
     }
     void* reply = nullptr;
     if (redisReaderGetReply(reader_, &reply) != REDIS_OK) {
-        // Our own reason (a bound) comes first: hiredis reports it as out of memory.
-        fail("protocol error: " + printable_server_text(reader_->errstr));
+        // Our own reason (a bound) comes first: hiredis reports it as out of memory. The
+        // rest is hiredis' own words, quoting at most one byte the node sent: no secret.
+        fail("protocol error: " + printable_server_text(reader_->errstr, {}));
         return status::broken;
     }
     // What the reader holds unparsed belongs to the replies after the one it returned.

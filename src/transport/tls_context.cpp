@@ -83,7 +83,10 @@ bool prepare_tls_session(SSL* session, const tls_options& options, const std::st
             why = "cannot set the TLS server name " + name;
             return false;
         }
-        X509_VERIFY_PARAM_set_hostflags(checks, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        // The name must be in the subjectAltName: OpenSSL would otherwise accept it in the
+        // subject's common name of a certificate without DNS names (RFC 6125 6.4.4).
+        X509_VERIFY_PARAM_set_hostflags(checks, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS |
+                                                    X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
     } else if (X509_VERIFY_PARAM_set1_ip_asc(checks, name.c_str()) != 1) {
         why = "cannot set the TLS server address " + name;
         return false;

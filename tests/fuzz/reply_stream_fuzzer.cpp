@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Small bounds, so that the fuzzer reaches them.
     const std::size_t max_reply = input.ConsumeIntegralInRange<std::size_t>(16, 4096);
     const std::size_t commands = input.ConsumeIntegralInRange<std::size_t>(0, 64);
-    redlock::detail::reply_pipeline pipeline(max_reply);
+    redlock::detail::reply_pipeline pipeline(max_reply, {"secret"});
     const auto target = std::make_shared<silent_target>();
     for (std::size_t tag = 0; tag < commands; ++tag) {
         pipeline.expect({target, tag, {}});

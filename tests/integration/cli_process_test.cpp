@@ -168,6 +168,52 @@ TEST_F(nodes_test, cli_run_keeps_the_node_list_and_the_password_out_of_the_comma
     EXPECT_EQ(keys_everywhere(), 0);
 }
 
+// The command runs as redlock's user and could read /proc/<redlock>/environ, where the
+// environment redlock started with (node list, password) stays for its whole life. Two
+// defences, each checked: the values are overwritten once read (what root, which may read
+// any process's environ, finds), and redlock is not dumpable, so that its own user (without
+// CAP_SYS_PTRACE) cannot read the file at all.
+TEST_F(nodes_test, cli_run_command_cannot_read_the_secrets_from_redlocks_environ) {
+    const std::string password = "pw-7f3a9c-SECRET";
+    const std::string in_nodes = "pw-in-nodes-4d2e";
+    const acl_user user(password);
+    // Nodes 1-4 with the password from REDLOCK_PASSWORD, node 5 with another in its address.
+    ASSERT_EQ(inspector(5).run({"ACL", "SETUSER", "locker", "resetpass", ">" + in_nodes}), "OK");
+    auto nodes = acl_user::nodes_without_password();
+    nodes = nodes.substr(0, nodes.rfind(',')) + ",redis://locker:" + in_nodes + "@" +
+            topology::addresses().back();
+    const std::vector<std::string> environment{"REDLOCK_PASSWORD=" + password,
+                                               "REDLOCK_NODES=" + nodes};
+    const std::string read_parent =
+        "if tr '\\0' '\\n' < /proc/$PPID/environ; then echo READ; else echo REFUSED; fi";
+    {
+        child_process run(
+            {tool, "--no-quarantine", "run", "cli:environ", "--", "sh", "-c", read_parent},
+            environment);
+        ASSERT_EQ(run.wait(10s), 0) << run.err();
+        const auto seen = run.out();
+        EXPECT_NE(seen.find("READ"), std::string::npos) << "root reads it\n" << seen;
+        EXPECT_NE(seen.find("REDLOCK_PASSWORD=****************\n"), std::string::npos) << seen;
+        EXPECT_EQ(seen.find(password), std::string::npos) << seen;
+        EXPECT_EQ(seen.find(in_nodes), std::string::npos) << seen;
+    }
+    {
+        // redlock and its command as one unprivileged user, the case that matters: root
+        // bypasses the check (CAP_SYS_PTRACE, and on this kernel CAP_SYS_ADMIN or
+        // CAP_PERFMON too).
+        child_process run({"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                           "--inh-caps=-all", "--bounding-set=-all", tool, "--no-quarantine", "run",
+                           "cli:environ", "--", "sh", "-c", read_parent},
+                          environment);
+        ASSERT_EQ(run.wait(10s), 0) << run.err();
+        EXPECT_NE(run.out().find("REFUSED"), std::string::npos)
+            << "the same user reads a non-dumpable process's environ\n"
+            << run.out();
+        EXPECT_EQ(run.out().find("REDLOCK_"), std::string::npos) << run.out();
+    }
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
 TEST_F(nodes_test, cli_run_hands_no_redis_socket_to_its_command) {
     // While the command runs, redlock holds a connection to every node (its watchdog renews
     // over them); none of them may reach the command. The command lists its own fds.
@@ -177,6 +223,149 @@ TEST_F(nodes_test, cli_run_hands_no_redis_socket_to_its_command) {
     const auto fds = run.out();
     EXPECT_NE(fds.find("/fd/1 -> "), std::string::npos) << "the listing ran:\n" << fds;
     EXPECT_EQ(fds.find("socket:"), std::string::npos) << "a socket leaked to the command:\n" << fds;
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+// A distinct ACL user and password per node, from a file: none of them in argv or in the
+// environment, each sent to its own node only.
+TEST_F(nodes_test, cli_node_credentials_give_each_node_its_own_user_and_password) {
+    const auto file = scratch_path("node-credentials");
+    {
+        std::ofstream out(file);
+        out << "# ADDRESS [USER] PASSWORD\n\n";
+        for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+            const auto user = "locker" + std::to_string(node);
+            const auto password = "pw-node-" + std::to_string(node) + "-7f3a";
+            ASSERT_EQ(
+                inspector(node).run({"ACL", "SETUSER", user, "on", ">" + password, "~*", "+@all"}),
+                "OK");
+            // Node 5: the user named in the node list, the password alone in the file.
+            out << "  " << topology::addresses()[node - 1] << "\t" << (node == 5 ? "" : user + " ")
+                << password << "\n";
+        }
+    }
+    auto nodes = topology::addresses();
+    nodes[4] = "redis://locker5:@" + nodes[4];
+    std::string list;
+    for (const auto& node : nodes) {
+        list += (list.empty() ? "" : ",") + node;
+    }
+    // Only these users may run commands while the default user has no rights: a client
+    // that is not logged in as each node's own user is refused there. Restored (and the
+    // users deleted) through connections logged in as those users, whatever happens.
+    class lock_down {
+    public:
+        lock_down() {
+            for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+                auto& as = owners_.emplace_back(std::make_unique<inspector>(node));
+                EXPECT_EQ(as->run({"AUTH", "locker" + std::to_string(node),
+                                   "pw-node-" + std::to_string(node) + "-7f3a"}),
+                          "OK");
+                EXPECT_EQ(as->run({"ACL", "SETUSER", "default", "-@all"}), "OK");
+            }
+        }
+        ~lock_down() {
+            for (std::size_t i = 0; i < owners_.size(); ++i) {
+                owners_[i]->run({"ACL", "SETUSER", "default", "+@all"});
+                owners_[i]->run({"ACL", "DELUSER", "locker" + std::to_string(i + 1)});
+            }
+        }
+        lock_down(const lock_down&) = delete;
+        lock_down& operator=(const lock_down&) = delete;
+
+    private:
+        std::vector<std::unique_ptr<inspector>> owners_;
+    };
+    std::optional<lock_down> locked(std::in_place);
+    for (const auto& [flags, environment] :
+         std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>>{
+             {{"--node-credentials", file}, {"REDLOCK_NODES=" + list}},
+             {{}, {"REDLOCK_NODES=" + list, "REDLOCK_NODE_CREDENTIALS_FILE=" + file}}}) {
+        std::vector<std::string> args{tool, "--no-quarantine"};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"run", "cli:per-node", "--", "true"});
+        child_process run(args, environment);
+        EXPECT_EQ(run.wait(10s), 0) << run.err();
+    }
+    {
+        // Without the file: the default user, refused on every node.
+        child_process run({tool, "--no-quarantine", "acquire", "cli:per-node"},
+                          {"REDLOCK_NODES=" + topology::addresses()[0]});
+        EXPECT_EQ(run.wait(10s), 69) << run.err();
+    }
+    locked.reset();
+    std::remove(file.c_str());
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, cli_node_credentials_errors_name_the_line_never_the_password) {
+    const auto file = scratch_path("bad-credentials");
+    const std::string secret = "pw-7f3a9c-SECRET";
+    const auto node = topology::addresses()[0];
+    struct bad {
+        std::string text;
+        std::string says;
+    };
+    for (const auto& [text, says] : std::vector<bad>{
+             {"# ok\n" + node + " " + secret + "\n" + node + " u " + secret + "\n",
+              "line 3: a second line for " + node},
+             {"\n" + node + "\n", "line 2: expected ADDRESS [USER] PASSWORD, found 1 fields"},
+             {node + " u " + secret + " extra\n", "line 1: expected ADDRESS [USER] PASSWORD"},
+             {"127.0.0.1:1 " + secret + "\n", "line 1: 127.0.0.1:1 is not in the node list"},
+             {node + " " + secret + "\n127.0.0.1:2 " + secret + "\n127.0.0.1:3 a b c\n",
+              "line 3: expected ADDRESS [USER] PASSWORD, found 4 fields"},
+             {"redis://u:" + secret + "@" + node + " " + secret + "\n",
+              "line 1: the address holds credentials"},
+             {"127.0.0.1:99999 " + secret + "\n", "line 1: the address: "}}) {
+        std::ofstream(file) << text;
+        child_process run({tool, "--node-credentials", file, "acquire", "k"},
+                          {"REDLOCK_NODES=" + node + ",127.0.0.1:2,127.0.0.1:3"});
+        EXPECT_EQ(run.wait(5s), 64) << run.err();
+        EXPECT_NE(run.err().find("--node-credentials " + file + " " + says), std::string::npos)
+            << run.err();
+        EXPECT_EQ(run.err().find(secret), std::string::npos) << run.err();
+    }
+    std::remove(file.c_str());
+    child_process missing({tool, "--node-credentials", "/nonexistent/c", "acquire", "k"});
+    EXPECT_EQ(missing.wait(5s), 64);
+    EXPECT_NE(missing.err().find("No such file or directory"), std::string::npos) << missing.err();
+}
+
+TEST_F(nodes_test, cli_warns_once_about_a_password_file_others_may_read) {
+    const auto file = scratch_path("shared-password");
+    std::ofstream(file) << "pw-7f3a9c-SECRET\n";
+    for (const auto& [mode, warning] : std::vector<std::pair<mode_t, std::string>>{
+             {0644, "may be read by every user"}, {0640, "may be read by its group"}, {0600, ""}}) {
+        ASSERT_EQ(::chmod(file.c_str(), mode), 0);
+        child_process run({tool, "--password-file", file, "--nodes", "127.0.0.1:1", "acquire", "-t",
+                           "1s", "--node-timeout", "100ms", "cli:k"});
+        run.wait(10s);
+        const auto err = run.err();
+        const auto count = [&err](const std::string& what) {
+            std::size_t n = 0;
+            for (auto at = err.find(what); at != std::string::npos; at = err.find(what, at + 1)) {
+                ++n;
+            }
+            return n;
+        };
+        if (warning.empty()) {
+            EXPECT_EQ(count("warning:"), 0u) << err;
+        } else {
+            EXPECT_EQ(count("redlock: warning: --password-file " + file + " " + warning), 1u)
+                << err;
+        }
+        EXPECT_EQ(err.find("pw-7f3a9c-SECRET"), std::string::npos) << err;
+    }
+    std::remove(file.c_str());
+}
+
+TEST_F(nodes_test, cli_run_refuses_a_key_with_a_newline) {
+    const auto marker = scratch_path("ran");
+    child_process run({tool, "--no-quarantine", "run", "cli:a\nb", "cli:c", "--", "touch", marker});
+    EXPECT_EQ(run.wait(10s), 64) << run.err();
+    EXPECT_NE(run.err().find("newline"), std::string::npos) << run.err();
+    EXPECT_FALSE(file_exists(marker)) << "the command never ran";
+    std::remove(marker.c_str());
     EXPECT_EQ(keys_everywhere(), 0);
 }
 

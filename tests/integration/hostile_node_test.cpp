@@ -225,9 +225,26 @@ TEST(hostile_server, misbehaves_on_lock_commands_as_its_mode_says) {
         case mode::silent:
             EXPECT_EQ(raw.read(1, 300ms), "");
             break;
+        case mode::echoes_password: // refuse the handshake: below
+        case mode::denied:
+            break;
         }
         EXPECT_GE(server.lock_commands(), 1u);
     }
+}
+
+TEST(hostile_server, refuses_the_handshake_as_its_mode_says) {
+    {
+        hostile_server server(mode::echoes_password);
+        raw_connection raw(server.port());
+        raw.write(resp_command({"AUTH", "locker", "pw-echoed"}));
+        EXPECT_EQ(raw.read(1024, 300ms), "-WRONGPASS the password pw-echoed is wrong\r\n");
+    }
+    hostile_server server(mode::denied);
+    raw_connection raw(server.port());
+    const auto said = raw.read(1024);
+    EXPECT_EQ(said.rfind("-DENIED Redis is running in protected mode", 0), 0u) << said;
+    EXPECT_EQ(said.find("\r\n"), said.size() - 2) << "one error line, then the end";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -253,6 +270,8 @@ allowance allowed(mode m) {
         return {errc::server_error, false, true};
     case mode::silent: // and the connection, once its oldest command has waited too long
         return {errc::node_timeout, false, false};
+    case mode::echoes_password: // the handshake fails: no lock command comes
+    case mode::denied:
     case mode::garbage:        // not RESP: nothing after it can be trusted to line up
     case mode::deep_nesting:   // the reader refuses nesting past 7 levels
     case mode::huge_error:     // past max_reply_size
@@ -309,6 +328,28 @@ std::string shown(std::string_view text) {
         }
     }
     return text.size() > 200 ? out + "... (" + std::to_string(text.size()) + " bytes)" : out;
+}
+
+// Redis in protected mode answers a remote client with `-DENIED ...` and closes at once.
+// Protected mode spares every 127.x client, so a real Redis cannot show it here: the
+// hostile server does what networking.c does. The vote names the server's reason.
+TEST_F(nodes_test, a_node_that_says_why_it_closes_has_its_reason_in_the_vote) {
+    hostile_server denying(mode::denied);
+    auto c = config();
+    c.nodes = {topology::addresses().at(0), topology::addresses().at(1), denying.address()};
+    const std::string key = "hostile:denied";
+    inspector(2).run({"SET", key, "someone-else", "PX", "30000"});
+    blocking_client client(c);
+    std::error_code ec;
+    const auto r = client.acquire(key, options(), ec);
+    EXPECT_EQ(ec, errc::quorum_unreachable) << r.message;
+    ASSERT_EQ(r.votes.size(), 3u);
+    EXPECT_EQ(r.votes[2].error, errc::connection_failed) << r.votes[2].server_message;
+    EXPECT_NE(r.votes[2].server_message.find("DENIED Redis is running in protected mode"),
+              std::string::npos)
+        << r.votes[2].server_message;
+    inspector(2).run({"DEL", key});
+    EXPECT_TRUE(eventually([&] { return keys_everywhere() == 0; }));
 }
 
 class hostile_node : public nodes_test, public ::testing::WithParamInterface<mode> {

@@ -3,6 +3,7 @@
 // password, which is then searched for in everything it produced.
 #include "support/child_process.hpp"
 #include "support/fixture.hpp"
+#include "support/hostile_server.hpp"
 
 #include <fstream>
 #include <mutex>
@@ -189,6 +190,50 @@ TEST_F(nodes_test, a_whole_life_cycle_with_a_password_never_shows_it) {
         << text;
 }
 
+// A node that repeats the password it was sent (`-WRONGPASS the password <pw> is wrong`):
+// the password is cut from its text before the text reaches a vote, a log line, a status
+// view or a metrics label. Nodes 1-4 are honest and share the password with it.
+TEST_F(nodes_test, a_node_that_echoes_the_password_never_gets_it_shown) {
+    const locker_user user(secret);
+    hostile_server echo(hostile_server::mode::echoes_password);
+    auto c = config();
+    c.nodes = nodes_as("redis://locker:" + secret + "@");
+    c.nodes.back() = "redis://locker:" + secret + "@" + echo.address();
+    transcript said;
+    c.log = said.log();
+    auto metrics = std::make_shared<prometheus_metrics>(c.nodes);
+    c.metrics = metrics;
+    {
+        blocking_client client(c);
+        std::error_code ec;
+        // Nodes 1 and 2 hold the key for someone else: the echoing node's vote is waited for.
+        for (int node : {1, 2}) {
+            inspector(node).run({"SET", "secrets:echo", "someone-else", "PX", "20000"});
+        }
+        auto contended = client.acquire("secrets:echo", options(), ec);
+        said.add("acquire", ec, contended.message, contended.votes);
+        auto seen = client.inspect("secrets:echo", ec);
+        said.add("inspect", seen.message);
+        for (const auto& view : seen.nodes) {
+            said.add("inspect node", view.message + " " + view.pttl_message);
+        }
+    }
+    said.add("metrics", metrics->render());
+    const auto text = said.text();
+    EXPECT_EQ(text.find(secret), std::string::npos) << text;
+    // It did echo it, and what it said is there with the password cut out.
+    EXPECT_NE(text.find("WRONGPASS the password *** is wrong"), std::string::npos) << text;
+    bool echoed = false;
+    for (const auto& command : echo.received()) {
+        echoed = echoed || command.args.back() == secret;
+    }
+    EXPECT_TRUE(echoed) << "the client sent the password to the echoing node";
+    for (int node : {1, 2}) {
+        inspector(node).run({"DEL", "secrets:echo"});
+    }
+    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
+}
+
 struct cli_run {
     std::optional<int> status;
     std::string output; ///< stdout and stderr
@@ -252,6 +297,29 @@ TEST_F(nodes_test, the_command_line_tool_never_shows_the_password) {
     }
     std::remove(password_file.c_str());
     EXPECT_EQ(keys_everywhere(), 0);
+}
+
+TEST_F(nodes_test, the_command_line_tool_never_shows_a_password_a_node_echoes) {
+    const locker_user user(secret);
+    hostile_server echo(hostile_server::mode::echoes_password);
+    auto nodes = nodes_as("redis://locker:@");
+    nodes.back() = "redis://locker:@" + echo.address();
+    for (int node : {1, 2}) { // the echoing node's vote is waited for
+        inspector(node).run({"SET", "secrets:cli-echo", "someone-else", "PX", "20000"});
+    }
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"status", "secrets:cli-echo"}, {"acquire", "-t", "2s", "secrets:cli-echo"}}) {
+        const auto r =
+            redlock(args, {"REDLOCK_NODES=" + joined(nodes), "REDLOCK_PASSWORD=" + secret});
+        EXPECT_EQ(r.output.find(secret), std::string::npos) << args[0] << "\n" << r.output;
+        EXPECT_NE(r.output.find("WRONGPASS the password *** is wrong"), std::string::npos)
+            << args[0] << "\n"
+            << r.output;
+    }
+    for (int node : {1, 2}) {
+        inspector(node).run({"DEL", "secrets:cli-echo"});
+    }
+    EXPECT_TRUE(eventually([] { return keys_everywhere() == 0; }));
 }
 
 TEST_F(nodes_test, the_command_line_tool_logged_in_never_shows_the_password) {

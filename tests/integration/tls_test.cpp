@@ -161,6 +161,16 @@ TEST_F(tls_test, a_certificate_for_another_host_name_is_refused) {
                    {"certificate verify failed", "hostname mismatch"});
 }
 
+// OpenSSL falls back to the subject's common name when a certificate has no DNS
+// subjectAltName; RFC 6125 deprecates that, and docs/security.md says the name must be in
+// the subjectAltName. The same name in the subjectAltName is accepted (the test above).
+TEST_F(tls_test, a_host_name_only_in_the_common_name_is_refused) {
+    const auto nodes = three({certificates_.common_name_only_certificate(),
+                              certificates_.common_name_only_key(), certificates_.ca(), "no"});
+    expect_refused(tls_config(nodes, "localhost"), nodes,
+                   {"certificate verify failed", "hostname mismatch"});
+}
+
 TEST_F(tls_test, an_ip_address_missing_from_the_certificate_is_refused) {
     // The certificate names 127.0.0.1, the nodes are reached as 127.0.0.2: same server,
     // address not certified.

@@ -195,7 +195,16 @@ public:
         , flood_timer_(socket_.get_executor())
         , number_(number) {}
 
-    void start() { read(); }
+    void start() {
+        if (server_.current == hostile_server::mode::denied) {
+            // What Redis 7.0 writes (networking.c) before it closes the connection.
+            send("-DENIED Redis is running in protected mode because protected mode is "
+                 "enabled and no password is set for the default user.\r\n");
+            closing_ = true;
+            return;
+        }
+        read();
+    }
 
     /// The server is going away: not the client's doing.
     void stop() {
@@ -251,6 +260,8 @@ private:
         server_.record(number_, args, lock);
         if (lock) {
             misbehave(name, args);
+        } else if (name == "AUTH" && server_.current == hostile_server::mode::echoes_password) {
+            send("-WRONGPASS the password " + args.back() + " is wrong\r\n");
         } else if (name == "AUTH" || name == "SELECT") {
             send("+OK\r\n");
         } else if (name == "PING") {
@@ -313,6 +324,8 @@ private:
             break;
         }
         case mode::silent:
+        case mode::echoes_password:
+        case mode::denied:
             break;
         case mode::huge_counter:
             if (auto reply = lying_grant(command, args); !reply.empty()) {
@@ -357,6 +370,9 @@ private:
     }
 
     void write_next() {
+        if (outbox_.empty() && closing_ && !closed_) {
+            stop();
+        }
         if (outbox_.empty() || closed_) {
             writing_ = false;
             return;
@@ -392,6 +408,7 @@ private:
     std::deque<payload> outbox_;
     bool writing_ = false;
     bool closed_ = false;
+    bool closing_ = false; ///< closes once the outbox is written
     bool flooding_ = false;
     unsigned garbage_replies_ = 0;
 };
@@ -458,6 +475,10 @@ std::string_view hostile_server::name(mode m) {
         return "silent";
     case mode::huge_counter:
         return "huge_counter";
+    case mode::echoes_password:
+        return "echoes_password";
+    case mode::denied:
+        return "denied";
     }
     return "unknown";
 }

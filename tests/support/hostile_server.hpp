@@ -16,7 +16,8 @@ namespace redlock::test {
 /// then misbehaves on every lock command (SET, EVALSHA, EVAL) and on SUBSCRIBE (a waiter's
 /// subscriber connection) in the way its mode says.
 /// It reads RESP arrays of bulk strings however the bytes are split or pipelined, records
-/// every command, never closes a connection on its own, and stops with its destructor.
+/// every command, never closes a connection on its own (but in mode denied), and stops with
+/// its destructor.
 class hostile_server {
 public:
     enum class mode {
@@ -35,7 +36,12 @@ public:
         /// counter 18446744073709551614, and never confirms a subscription. Not in
         /// all_modes: it is a lying voter, not a broken one.
         huge_counter,
+        // Not among all_modes: these refuse the handshake, so no lock command ever comes.
+        echoes_password, ///< refuses AUTH with `-WRONGPASS the password <what it got> is wrong`
+        denied,          ///< on accept, writes the `-DENIED` error of a Redis in protected mode
+                         ///< and closes, as such a Redis does with a remote client
     };
+    /// The modes that misbehave on lock commands.
     static constexpr mode all_modes[] = {
         mode::unsolicited,  mode::garbage,       mode::wrong_types,
         mode::deep_nesting, mode::huge_error,    mode::huge_bulk_slow,

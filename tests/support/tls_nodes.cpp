@@ -130,6 +130,7 @@ test_certificates::test_certificates() {
                     "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
         make_signed("wrong-name", "/CN=wrong.example",
                     "subjectAltName=DNS:wrong.example\nextendedKeyUsage=serverAuth\n");
+        make_signed("cn-only", "/CN=localhost", "extendedKeyUsage=serverAuth\n");
         make_signed("client", "/CN=redlock test client", "extendedKeyUsage=clientAuth\n");
     } catch (...) {
         std::error_code ignored;

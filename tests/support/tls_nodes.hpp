@@ -38,6 +38,9 @@ public:
     /// subjectAltName DNS:wrong.example only: matches neither localhost nor any IP.
     std::string wrong_name_certificate() const { return file("wrong-name.crt"); }
     std::string wrong_name_key() const { return file("wrong-name.key"); }
+    /// CN=localhost and no subjectAltName: names localhost only in the subject.
+    std::string common_name_only_certificate() const { return file("cn-only.crt"); }
+    std::string common_name_only_key() const { return file("cn-only.key"); }
     /// A client certificate (extendedKeyUsage clientAuth) signed by the CA.
     std::string client_certificate() const { return file("client.crt"); }
     std::string client_key() const { return file("client.key"); }

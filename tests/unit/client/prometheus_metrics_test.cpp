@@ -79,6 +79,27 @@ TEST(prometheus_metrics, node_labels_never_carry_credentials) {
     }
 }
 
+TEST(prometheus_metrics, refused_addresses_are_labelled_without_what_they_hold) {
+    // Addresses the parser refuses (a '/' in the password, a bad port, an unknown query
+    // field) are not shown verbatim: they may hold a password it could not find.
+    const std::vector<std::string> refused{
+        "redis://locker:pw-7f3a9c-SECRET/x@127.0.0.1:7001",
+        "redis://:pw-7f3a9c-SECRET@127.0.0.1:99999",
+        "unix:///r.sock?password=pw-7f3a9c-SECRET&color=blue",
+    };
+    redlock::prometheus_metrics m(refused);
+    for (std::size_t node = 0; node < refused.size(); ++node) {
+        m.on_node_reply(node, errc::node_timeout, 1ms);
+    }
+    const auto text = m.render();
+    EXPECT_EQ(text.find("pw-7f3a9c-SECRET"), std::string::npos) << text;
+    for (std::size_t node = 0; node < refused.size(); ++node) {
+        EXPECT_TRUE(has_line(text, "redlock_node_errors_total{node=\"nodes[" +
+                                       std::to_string(node) + "]\",kind=\"timeout\"} 1"))
+            << text;
+    }
+}
+
 TEST(prometheus_metrics, outcome_labels) {
     EXPECT_EQ(redlock::outcome_label({}), "ok");
     EXPECT_EQ(redlock::outcome_label(errc::validity_expired), "validity_expired");

@@ -23,7 +23,7 @@ public:
 };
 
 struct fixture {
-    reply_pipeline pipeline{1024};
+    reply_pipeline pipeline{1024, {"pw-secret"}};
     std::shared_ptr<recorder> target = std::make_shared<recorder>();
     std::vector<recorded> delivered;
 
@@ -68,6 +68,14 @@ TEST(reply_pipeline, error_text_reaches_its_command_printable) {
     EXPECT_EQ(f.consume("-ERR \x1b[31mred\x07\r\n"), "");
     ASSERT_EQ(f.delivered.size(), 1U);
     EXPECT_EQ(f.delivered[0].message, "ERR ?[31mred?");
+}
+
+TEST(reply_pipeline, error_text_reaches_its_command_without_the_secrets) {
+    fixture f;
+    f.expect(1);
+    EXPECT_EQ(f.consume("-WRONGPASS the password pw-secret is wrong\r\n"), "");
+    ASSERT_EQ(f.delivered.size(), 1U);
+    EXPECT_EQ(f.delivered[0].message, "WRONGPASS the password *** is wrong");
 }
 
 TEST(reply_pipeline, delivery_can_stop_the_stream) {

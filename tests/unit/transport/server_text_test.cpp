@@ -4,22 +4,47 @@
 
 namespace {
 
+using redlock::detail::configured_secrets;
 using redlock::detail::printable_server_text;
 
+const std::vector<std::string> none;
+
 TEST(printable_server_text, keeps_what_redis_says) {
-    EXPECT_EQ(printable_server_text("NOPERM this user has no permissions to run the 'set' command"),
-              "NOPERM this user has no permissions to run the 'set' command");
+    EXPECT_EQ(
+        printable_server_text("NOPERM this user has no permissions to run the 'set' command", none),
+        "NOPERM this user has no permissions to run the 'set' command");
 }
 
 TEST(printable_server_text, cuts_escape_sequences_bells_newlines_and_high_bytes) {
-    EXPECT_EQ(printable_server_text("ERR \x1b[31mred\x07\r\nfake line\x7f\xc2\x9b"),
+    EXPECT_EQ(printable_server_text("ERR \x1b[31mred\x07\r\nfake line\x7f\xc2\x9b", none),
               "ERR ?[31mred???fake line???");
-    EXPECT_EQ(printable_server_text(std::string_view("a\0b", 3)), "a?b");
+    EXPECT_EQ(printable_server_text(std::string_view("a\0b", 3), none), "a?b");
 }
 
 TEST(printable_server_text, cuts_what_is_too_long_and_says_so) {
-    const auto text = printable_server_text(std::string(5 * 1024 * 1024, 'x'));
+    const auto text = printable_server_text(std::string(5 * 1024 * 1024, 'x'), none);
     EXPECT_EQ(text, std::string(redlock::detail::max_server_text, 'x') + "... (cut)");
+}
+
+TEST(printable_server_text, cuts_every_secret_out) {
+    const std::vector<std::string> secrets{"s3cr\x1bt", "hunter2"};
+    EXPECT_EQ(printable_server_text("WRONGPASS the password s3cr\x1bt is wrong, not hunter2 "
+                                    "nor hunter2",
+                                    secrets),
+              "WRONGPASS the password *** is wrong, not *** nor ***");
+    // A secret that the cut would split is gone too, not left half.
+    const std::string at_the_cut(redlock::detail::max_server_text - 3, 'x');
+    EXPECT_EQ(printable_server_text(at_the_cut + "hunter2" + std::string(1000, 'y'), secrets),
+              at_the_cut + "***... (cut)");
+}
+
+TEST(configured_secrets, every_nodes_password_longest_first) {
+    redlock::client_config c;
+    c.nodes = {"redis://:pw-one@127.0.0.1:1", "redis://user:pw-one-longer@127.0.0.1:2",
+               "unix:///r.sock?user=u&password=pw%20three", "127.0.0.1:4", "not a node:x"};
+    EXPECT_EQ(configured_secrets(c, "own"),
+              (std::vector<std::string>{"pw-one-longer", "pw three", "pw-one", "own"}));
+    EXPECT_EQ(configured_secrets({}, ""), none);
 }
 
 } // namespace
