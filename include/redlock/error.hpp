@@ -42,8 +42,8 @@ enum class errc {
     /// The node is the same server (same run_id) as another node of this client, whose vote
     /// already counts for it: this one's does not.
     duplicate_node,
-    /// The node's restarts cannot be detected (INFO server refused, e.g. an ACL user without
-    /// +info): with the quarantine on, its vote does not count.
+    /// The node's restarts and evictions cannot be detected (INFO refused, e.g. an ACL user
+    /// without +info): with the quarantine or the eviction veto on, its vote does not count.
     restarts_undetectable,
 
     // Operation outcomes added later, after the per-node values.
@@ -58,6 +58,10 @@ enum class errc {
     /// where a semaphore was asked for, a semaphore with another permit count) or a value that
     /// is no lock: a usage error, the same on every node. As a vote: that node's answer.
     lock_mismatch,
+    /// The node can evict keys (maxmemory set with a maxmemory-policy other than noeviction,
+    /// or its INFO memory does not say), so it may forget a lock while it is held: its vote
+    /// does not count unless eviction_options::accept_evicting_nodes is on.
+    node_can_evict,
 };
 
 /// The category of every error_code this library produces.

@@ -33,6 +33,7 @@ client_config make_config(const options& o) {
     // which take no lock, as well. Without it, status measured a restart against no lock at
     // all and showed the quarantine only for the few milliseconds of the clock drift.
     c.quarantine.assumed_max_ttl = o.ttl;
+    c.eviction.accept_evicting_nodes = o.accept_evicting_nodes;
     c.tls = o.tls;
     return c;
 }

@@ -40,11 +40,13 @@ public:
         case errc::duplicate_node:
             return "node is the same server as another node; its vote counts only once";
         case errc::restarts_undetectable:
-            return "node's restarts cannot be detected; its vote does not count";
+            return "node's restarts and evictions cannot be detected; its vote does not count";
         case errc::client_closed:
             return "client closed: the operation was started after close()";
         case errc::lock_mismatch:
             return "the key holds another kind of lock (or another permit count) than asked for";
+        case errc::node_can_evict:
+            return "node can evict keys; its vote does not count";
         }
         return "unknown redlock error";
     }
