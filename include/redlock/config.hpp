@@ -51,6 +51,22 @@ struct quarantine_options {
     // How long it lasts: client_config::fleet_max_ttl plus its drift, from the restart.
 };
 
+/// Nodes that can evict keys (docs/safety.md, "Evicted keys"): a node that evicts a lock key
+/// forgets the lock as a restart would.
+struct eviction_options {
+    /// Off by default: a node that can evict keys (maxmemory above 0 and a maxmemory-policy
+    /// other than noeviction), or whose INFO memory does not say, gets no vote
+    /// (errc::node_can_evict). Turning it on re-opens the double grant the veto closes: such
+    /// a node's votes count, and only an eviction already seen (evicted_keys changed) starts
+    /// a quarantine, as after a restart.
+    bool accept_evicting_nodes = false;
+    /// Besides at every connect, each connected node's INFO server, memory and stats is read
+    /// again this often (one command in the same queue as the lock commands, about 3 KiB of
+    /// reply), so that a policy changed or an eviction made since is seen within this time.
+    /// Zero reads it at connect only.
+    std::chrono::milliseconds refresh_interval{1000};
+};
+
 /// TLS for the nodes given as `rediss://`. Verification is always on unless the loudly
 /// named switch below turns it off.
 struct tls_options {
@@ -93,7 +109,8 @@ struct client_config {
     /// Largest reply one command may get, in bytes (a bulk string, an error text, an array
     /// with everything in it). A node that sends more, or announces more, loses its
     /// connection: a broken or hostile node cannot make this process hold its data.
-    /// Our commands' replies are a few hundred bytes; INFO server about 2 KiB. From
+    /// Our commands' replies are a few hundred bytes; INFO server, memory and stats about
+    /// 3 KiB. From
     /// smallest_reply_bound to largest_reply_bound.
     std::size_t max_reply_size = 1024 * 1024;
     /// See tls_options; used by `rediss://` nodes only.
@@ -111,6 +128,9 @@ struct client_config {
     std::chrono::milliseconds fleet_max_ttl = default_fleet_max_ttl;
     /// Optional; see metrics.hpp (prometheus_metrics renders the Prometheus text format).
     std::shared_ptr<metrics_observer> metrics;
+
+    /// Nodes that can evict keys; see eviction_options.
+    eviction_options eviction;
 };
 
 /// How a watchdog keeps a lock alive.

@@ -42,8 +42,8 @@ enum class errc {
     /// The node is the same server (same run_id) as another node of this client, whose vote
     /// already counts for it: this one's does not.
     duplicate_node,
-    /// The node's restarts cannot be detected (INFO server refused, e.g. an ACL user without
-    /// +info): with the quarantine on, its vote does not count.
+    /// The node's restarts and evictions cannot be detected (INFO refused, e.g. an ACL user
+    /// without +info): with the quarantine or the eviction veto on, its vote does not count.
     restarts_undetectable,
 
     // Operation outcomes added later, after the per-node values.
@@ -65,6 +65,10 @@ enum class errc {
     /// raised; acquire_result::message names the node. Not retried: an operator repairs the
     /// counters (docs/safety.md).
     fencing_counter_refused,
+    /// The node can evict keys (maxmemory set with a maxmemory-policy other than noeviction,
+    /// or its INFO memory does not say), so it may forget a lock while it is held: its vote
+    /// does not count unless eviction_options::accept_evicting_nodes is on.
+    node_can_evict,
 };
 
 /// The category of every error_code this library produces.

@@ -144,9 +144,15 @@ struct node_view {
     /// The restart quarantine: how long until the node's votes count again; empty when
     /// they count now (docs/safety.md).
     std::optional<std::chrono::milliseconds> quarantined_for;
-    /// Set when the node's restarts cannot be detected (INFO refused): with the quarantine
-    /// on, its votes do not count (errc::restarts_undetectable).
+    /// Set when the node's restarts and evictions cannot be detected (INFO refused): with
+    /// the quarantine or the eviction veto on, its votes do not count
+    /// (errc::restarts_undetectable).
     std::string restarts_undetectable;
+    /// Set when the node can evict keys ("can evict keys: maxmemory-policy volatile-ttl"),
+    /// as its INFO memory said at the last connect or refresh: unless
+    /// eviction_options::accept_evicting_nodes is on, its votes do not count
+    /// (errc::node_can_evict).
+    std::string can_evict;
 };
 
 /// What async_inspect reports: one view per node, in node order.

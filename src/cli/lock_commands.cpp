@@ -32,6 +32,7 @@ client_config make_config(const options& o) {
     // Every command weighs a restart against the fleet's maximum, as the library does: never
     // against its own --ttl, which says nothing of the locks other clients hold.
     c.fleet_max_ttl = o.max_ttl;
+    c.eviction.accept_evicting_nodes = o.accept_evicting_nodes;
     c.tls = o.tls;
     return c;
 }

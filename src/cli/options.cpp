@@ -399,6 +399,11 @@ const option_spec option_specs[] = {
      "count the votes of nodes restarted within the TTL (unsafe: a node restarted without "
      "persistence forgot its locks); for test setups that restart nodes",
      set_flag<&options::quarantine, false>},
+    {"accept-evicting-nodes", "", for_every_command,
+     "count the votes of nodes that can evict keys (maxmemory with a policy other than "
+     "noeviction; unsafe: an evicted lock key is a forgotten lock, the double grant the veto "
+     "prevents)",
+     set_flag<&options::accept_evicting_nodes, true>},
     {"quiet,q", "", for_every_command,
      "none of redlock's notes on stderr (usage errors and the --tls-insecure-skip-verify "
      "warning still show)",

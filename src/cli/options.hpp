@@ -52,6 +52,8 @@ struct options {
     std::chrono::milliseconds grace{5000}; ///< run: then SIGKILL after this
     bool quiet = false;
     bool quarantine = true;
+    /// client_config::eviction.accept_evicting_nodes (--accept-evicting-nodes)
+    bool accept_evicting_nodes = false;
     bool fence = false;                ///< acquire and run: also take a fencing token
     bool shared = false;               ///< run, acquire, extend: a reader of a read-write lock
     unsigned permits = 0;              ///< run, acquire, extend: a permit of a semaphore (0: none)

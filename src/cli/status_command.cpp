@@ -50,21 +50,27 @@ std::string describe_pttl(const node_view& view) {
 }
 
 /// Whether the node gave GET no reply at all (as opposed to an error reply or an odd one).
-/// "  (quarantined: votes count again in 8.0 s)" for a node in restart quarantine: its
-/// view is shown, but a lock it grants does not count yet.
-std::string quarantine_note(const node_view& view) {
+/// "  (quarantined: votes count again in 8.0 s)" for a node in restart quarantine, and
+/// "  (can evict keys: maxmemory-policy volatile-ttl: votes do not count)" for a node that
+/// can evict keys: its view is shown, but a lock it grants does not count (yet).
+std::string quarantine_note(const node_view& view, bool accept_evicting) {
+    std::string note;
+    if (!view.can_evict.empty()) {
+        note = "  (" + printable(view.can_evict, shown) +
+               (accept_evicting ? ": accepted, --accept-evicting-nodes)" : ": votes do not count)");
+    }
     if (!view.quarantined_for) {
-        return "";
+        return note;
     }
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.1f",
                   std::chrono::duration<double>(*view.quarantined_for).count());
-    return std::string("  (quarantined: votes count again in ") + seconds + " s)";
+    return note + "  (quarantined: votes count again in " + seconds + " s)";
 }
 
 /// "readers 2 [pttl 900 ms]: T1 (900 ms left), T2 (450 ms left)  writer waiting 800 ms"
 /// or "permits 2 of 3 ...". Returns whether `token` is one of the live holders.
-bool describe_holders(const node_view& view, const std::string& token) {
+bool describe_holders(const node_view& view, const std::string& token, const options& o) {
     std::size_t live = 0;
     bool ours = false;
     std::string list;
@@ -94,7 +100,7 @@ bool describe_holders(const node_view& view, const std::string& token) {
     if (!token.empty() && !ours) {
         std::cout << "  (token not among them)";
     }
-    std::cout << quarantine_note(view) << "\n";
+    std::cout << quarantine_note(view, o.accept_evicting_nodes) << "\n";
     return ours;
 }
 
@@ -170,7 +176,7 @@ int status_command(const options& o) {
         if (view.error == errc::lock_mismatch) {
             ++reachable;
             std::cout << "not a lock (" << printable(view.message, shown) << ")"
-                      << quarantine_note(view) << "\n";
+                      << quarantine_note(view, o.accept_evicting_nodes) << "\n";
             continue;
         }
         if (view.error) {
@@ -179,12 +185,12 @@ int status_command(const options& o) {
         }
         ++reachable;
         if (view.mode != lock_mode::exclusive) {
-            const bool ours = describe_holders(view, token);
+            const bool ours = describe_holders(view, token, o);
             matching += ours ? 1 : 0;
             continue;
         }
         if (!view.holder) {
-            std::cout << "free" << quarantine_note(view) << "\n";
+            std::cout << "free" << quarantine_note(view, o.accept_evicting_nodes) << "\n";
             continue;
         }
         std::cout << "held  " << describe_pttl(view) << "  token "
@@ -194,7 +200,7 @@ int status_command(const options& o) {
             matching += ours ? 1 : 0;
             std::cout << (ours ? "  (matches)" : "  (another token)");
         }
-        std::cout << quarantine_note(view) << "\n";
+        std::cout << quarantine_note(view, o.accept_evicting_nodes) << "\n";
     }
 
     const std::size_t quorum = addresses.size() / 2 + 1;

@@ -153,10 +153,18 @@ std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock
             return veto{errc::duplicate_node, std::move(message)};
         }
     }
-    if (config_.quarantine.enabled) {
+    // INFO refused hides restarts from the quarantine and a memory policy from the eviction
+    // veto: either one, while on, takes the node's vote.
+    if (config_.quarantine.enabled || !config_.eviction.accept_evicting_nodes) {
         const auto undetectable = nodes_[node]->restarts_undetectable();
         if (!undetectable.empty()) {
             return veto{errc::restarts_undetectable, std::string(undetectable)};
+        }
+    }
+    if (!config_.eviction.accept_evicting_nodes) {
+        const auto risk = nodes_[node]->eviction_risk();
+        if (!risk.empty()) {
+            return veto{errc::node_can_evict, std::string(risk)};
         }
     }
     if (const auto left = quarantine_left(node, now)) {

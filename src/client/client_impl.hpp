@@ -90,8 +90,9 @@ public:
         std::string message;
     };
     /// Whether a grant `node` gave now must not count: the server already counts through
-    /// another node (same run_id), its restarts cannot be detected while the quarantine is
-    /// on, or it is quarantined after a restart.
+    /// another node (same run_id), its restarts or evictions cannot be detected (INFO
+    /// refused) while the quarantine or the eviction veto is on, it can evict keys and
+    /// evicting nodes are not accepted, or it is quarantined after a restart or an eviction.
     std::optional<veto> veto_grant(std::size_t node, clock::time_point now);
 
     /// environment::observe_sleep, when set.

@@ -40,7 +40,7 @@ public:
         case errc::duplicate_node:
             return "node is the same server as another node; its vote counts only once";
         case errc::restarts_undetectable:
-            return "node's restarts cannot be detected; its vote does not count";
+            return "node's restarts and evictions cannot be detected; its vote does not count";
         case errc::client_closed:
             return "client closed: the operation was started after close()";
         case errc::lock_mismatch:
@@ -48,6 +48,8 @@ public:
         case errc::fencing_counter_refused:
             return "a node's fencing counter was refused: it leads the other nodes' by more than "
                    "max_counter_lead, or no token is left above it";
+        case errc::node_can_evict:
+            return "node can evict keys; its vote does not count";
         }
         return "unknown redlock error";
     }

@@ -124,6 +124,9 @@ std::string_view error_kind(std::error_code e) {
     if (e == errc::restarts_undetectable) {
         return "restarts_undetectable";
     }
+    if (e == errc::node_can_evict) {
+        return "can_evict";
+    }
     if (e == errc::cancelled) {
         return "cancelled";
     }

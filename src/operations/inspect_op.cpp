@@ -301,6 +301,7 @@ void inspect_op::finish(std::error_code error) {
         }
         view.quarantined_for = impl_->quarantine_left(view.node, now);
         view.restarts_undetectable = std::string(link.restarts_undetectable());
+        view.can_evict = std::string(link.eviction_risk());
     }
     completion_.complete(std::error_code(), std::move(result_));
 }

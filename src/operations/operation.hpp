@@ -74,7 +74,8 @@ protected:
     void record_vote(std::size_t node, const classified& c, std::string_view message,
                      clock::time_point now);
     /// A grant that must not count (client_impl::veto_grant: a quarantined node, one whose
-    /// restarts cannot be detected, a second address of a server already counted) becomes a
+    /// restarts cannot be detected, one that can evict keys, a second address of a server
+    /// already counted) becomes a
     /// failure with that error, `message` saying why; anything else passes unchanged.
     classified apply_quarantine(std::size_t node, classified c, clock::time_point now,
                                 std::string& message);

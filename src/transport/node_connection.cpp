@@ -1,6 +1,7 @@
 #include "transport/node_connection.hpp"
 
 #include "transport/scripts.hpp"
+#include "transport/server_info.hpp"
 #include "transport/server_text.hpp"
 #include "transport/tls_context.hpp"
 
@@ -11,7 +12,6 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -27,19 +27,6 @@ constexpr std::uint64_t handshake_select = 2;
 constexpr std::uint64_t handshake_info = 3;
 constexpr std::uint64_t handshake_script_load = 4;
 constexpr const char* tls_step = "TLS handshake";
-
-/// The value of `field:` in an INFO reply, or empty.
-std::string_view info_field(std::string_view info, std::string_view field) {
-    for (std::size_t at = 0; at < info.size();) {
-        const auto end = std::min(info.find("\r\n", at), info.size());
-        const auto line = info.substr(at, end - at);
-        if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
-            return line.substr(field.size() + 1);
-        }
-        at = end + 2;
-    }
-    return {};
-}
 
 std::string format(std::initializer_list<std::string_view> args) {
     return wire_bytes(args.begin(), args.size());
@@ -66,6 +53,7 @@ node_connection::node_connection(asio::any_io_executor strand, node_address addr
     , backoff_timer_(strand_)
     , patience_timer_(strand_)
     , drain_timer_(strand_)
+    , refresh_timer_(strand_)
     , resolver_(strand_) {}
 
 node_connection::node_connection(asio::any_io_executor strand, node_address address,
@@ -450,10 +438,11 @@ void node_connection::queue_handshake() {
     if (subscriber_.push) {
         return;
     }
-    // For the restart quarantine, and to recognise two addresses of one server by run_id
-    // (sent with the quarantine off too, for that). Its reply precedes every vote on this
-    // connection, but nothing waits for it: it gates no command, only how votes are counted.
-    queue_step(format({"INFO", "server"}), handshake_info);
+    // For the restart quarantine, to recognise two addresses of one server by run_id (sent
+    // with the quarantine off too, for that), and for the eviction veto. Its reply precedes
+    // every vote on this connection, but nothing waits for it: it gates no command, only how
+    // votes are counted. Read again on every refresh (schedule_refresh).
+    queue_step(wire_bytes(std::data(info_sections), std::size(info_sections)), handshake_info);
     // Every script in the node's cache before the first lock command, so that NOSCRIPT (and
     // the resend it calls for) only follows a SCRIPT FLUSH. Nothing waits for these: a
     // refusal (ACL without +script) only leaves the EVAL fallback to do the work.
@@ -546,41 +535,76 @@ bool node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t 
 }
 
 void node_connection::on_server_info(const redisReply* reply) {
+    schedule_refresh();
     if (reply->type != REDIS_REPLY_STRING) {
         const std::string why = reply->type == REDIS_REPLY_ERROR
                                     ? printable_server_text({reply->str, reply->len}, secrets_)
                                     : "no text";
-        info_refused_ = "INFO refused: restarts cannot be detected (" + why + ")";
-        if (config_.quarantine.enabled) {
-            log(log_level::error, info_refused_ +
-                                      ": this node's votes do not count (grant the user +info, "
-                                      "or turn the quarantine off)");
+        const bool was_refused = !info_refused_.empty();
+        info_refused_ = "INFO refused: restarts and evictions cannot be detected (" + why + ")";
+        eviction_risk_.clear();
+        evicted_keys_.reset();
+        if (was_refused) {
+            return; // said at the first refusal
+        }
+        if (config_.quarantine.enabled || !config_.eviction.accept_evicting_nodes) {
+            log(log_level::error,
+                info_refused_ + ": this node's votes do not count (grant the user +info)");
         } else {
-            log(log_level::warning, "INFO server refused (" + why +
+            log(log_level::warning, "INFO refused (" + why +
                                         "): another address of this same server cannot be "
                                         "recognised");
         }
         return;
     }
     info_refused_.clear();
-    const std::string_view info(reply->str, reply->len);
-    // A run_id is 40 hex digits; anything else is kept printable and short.
-    const auto run_id = printable_server_text(info_field(info, "run_id"), secrets_);
-    long long uptime = 0;
-    const auto uptime_text = info_field(info, "uptime_in_seconds");
-    std::from_chars(uptime_text.data(), uptime_text.data() + uptime_text.size(), uptime);
-    // A hostile or broken node's uptime must not overflow the clock: a year is plenty for
-    // any quarantine.
-    uptime = std::clamp<long long>(uptime, 0, 365LL * 24 * 3600);
+    const auto info = parse_server_info({reply->str, reply->len}, secrets_);
     const auto now = std::chrono::steady_clock::now();
-    if (!run_id_.empty() && run_id != run_id_) {
-        started_at_ = now;
+    // Whole seconds, rounded down: the restart is placed no earlier than it happened.
+    auto started = now - std::chrono::seconds(info.uptime_seconds);
+    if (!run_id_.empty() && info.run_id != run_id_) {
+        started = now;
+        forgot_at_.reset();
         log(log_level::warning, "restarted (run_id changed): quarantined");
-    } else {
-        // Whole seconds, rounded down: the restart is placed no earlier than it happened.
-        started_at_ = now - std::chrono::seconds(uptime);
+    } else if (evicted_keys_ && info.evicted_keys && *info.evicted_keys != *evicted_keys_) {
+        // A rise is keys evicted, maybe ours; a fall is CONFIG RESETSTAT, which hides how
+        // many were evicted before it. Either way the node may have forgotten locks.
+        forgot_at_ = now;
+        log(log_level::warning, "evicted_keys changed from " + std::to_string(*evicted_keys_) +
+                                    " to " + std::to_string(*info.evicted_keys) +
+                                    ": keys may be forgotten, quarantined as after a restart");
     }
-    run_id_ = run_id;
+    if (forgot_at_ && *forgot_at_ > started) {
+        started = *forgot_at_;
+    }
+    started_at_ = started;
+    run_id_ = info.run_id;
+    evicted_keys_ = info.evicted_keys;
+    auto risk = detail::eviction_risk(info);
+    if (!risk.empty() && risk != eviction_risk_) {
+        log(config_.eviction.accept_evicting_nodes ? log_level::warning : log_level::error,
+            risk + (config_.eviction.accept_evicting_nodes
+                        ? " (accepted: accept_evicting_nodes is on)"
+                        : ": this node's votes do not count"));
+    }
+    eviction_risk_ = std::move(risk);
+}
+
+void node_connection::schedule_refresh() {
+    const auto interval = config_.eviction.refresh_interval;
+    if (interval <= std::chrono::milliseconds::zero() || !wire_ || state_ != state::connected) {
+        return;
+    }
+    // One INFO at a time: the next is scheduled by this one's reply, so a slow node never
+    // piles them up, and a broken connection (wire no longer current) asks nothing.
+    refresh_timer_.expires_after(interval);
+    refresh_timer_.async_wait([this, w = wire_,
+                               alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
+        if (ec || alive.expired() || !w->current || state_ != state::connected) {
+            return;
+        }
+        queue_step(wire_bytes(std::data(info_sections), std::size(info_sections)), handshake_info);
+    });
 }
 
 void node_connection::drop_connection(const std::string& why) {
@@ -593,6 +617,7 @@ void node_connection::drop_connection(const std::string& why) {
     connect_timer_.cancel();
     patience_timer_.cancel();
     drain_timer_.cancel();
+    refresh_timer_.cancel();
     patience_watched_ = false;
     handshake_outstanding_ = 0;
     commands_awaited_ = 0;
@@ -656,6 +681,7 @@ void node_connection::shutdown(std::chrono::milliseconds drain) {
     const bool reachable = state_ == state::connected || state_ == state::connecting;
     state_ = state::shut_down;
     backoff_timer_.cancel();
+    refresh_timer_.cancel();
     last_error_ = "client shut down";
     if (unanswered && reachable && drain.count() > 0) {
         // They still go out (once connected and logged in, for those held back) and are

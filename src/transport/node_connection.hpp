@@ -63,11 +63,13 @@ public:
     void shutdown(std::chrono::milliseconds drain) override;
     void expect_replies_within(std::chrono::milliseconds patience) override;
 
-    /// When the server was last (re)started, as far as INFO server told us on connect;
-    /// empty until known. A changed run_id counts as a restart at the moment it was seen.
+    /// When the server was last (re)started, as far as INFO server told us on connect or
+    /// refresh; empty until known. A changed run_id counts as a restart at the moment it was
+    /// seen, and so does a changed evicted_keys (keys forgotten).
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
     std::string_view run_id() const noexcept override { return run_id_; }
     std::string_view restarts_undetectable() const noexcept override { return info_refused_; }
+    std::string_view eviction_risk() const noexcept override { return eviction_risk_; }
 
     const node_address& address() const noexcept override { return address_; }
 
@@ -132,6 +134,8 @@ private:
     bool on_reply(sent_command&& sent, const node_reply& reply);
     bool on_handshake_reply(const redisReply* reply, std::uint64_t step);
     void on_server_info(const redisReply* reply);
+    /// INFO again after client_config::eviction::refresh_interval, on this same wire only.
+    void schedule_refresh();
     void let_go(std::shared_ptr<reply_target> target);
 
     /// Closes the socket (if any), fails every command sent or held back, and backs off
@@ -177,6 +181,12 @@ private:
     // Set while the latest INFO server was refused (an ACL user without +info), else empty.
     std::string info_refused_;
     std::optional<std::chrono::steady_clock::time_point> started_at_;
+    // Set while the node can evict keys (or does not say whether it can), else empty.
+    std::string eviction_risk_;
+    // evicted_keys of the last INFO of the current run_id: any change is keys forgotten.
+    std::optional<std::uint64_t> evicted_keys_;
+    // When keys were last seen forgotten without a restart: started_at_ is never earlier.
+    std::optional<std::chrono::steady_clock::time_point> forgot_at_;
     // Handlers of resolves, connects and handshakes check this first: they may complete
     // after this object is gone.
     std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);
@@ -184,6 +194,7 @@ private:
     boost::asio::steady_timer backoff_timer_;
     boost::asio::steady_timer patience_timer_;
     boost::asio::steady_timer drain_timer_;
+    boost::asio::steady_timer refresh_timer_;
     boost::asio::ip::tcp::resolver resolver_;
 };
 

@@ -40,8 +40,14 @@ public:
     /// The server's run_id, empty until known. Two links with one run_id reach one server,
     /// whose vote must count once.
     virtual std::string_view run_id() const noexcept = 0;
-    /// Why this link cannot tell when the server restarts (INFO refused), or empty when it can.
+    /// Why this link cannot tell when the server restarts or evicts keys (INFO refused), or
+    /// empty when it can.
     virtual std::string_view restarts_undetectable() const noexcept = 0;
+    /// Why the server can evict (and so forget) lock keys, as its INFO memory said at the
+    /// last connect or refresh ("can evict keys: maxmemory-policy volatile-ttl"), or empty
+    /// when it cannot or INFO was refused (restarts_undetectable says so then). An eviction
+    /// seen (evicted_keys changed) moves started_at() to the moment it was seen.
+    virtual std::string_view eviction_risk() const noexcept = 0;
 
     virtual const node_address& address() const noexcept = 0;
 };

@@ -329,9 +329,38 @@ TEST_F(acl_test, without_info_the_quarantine_gives_no_votes) {
     auto refused = client.acquire("lock:acl:blind", short_lock(), ec);
     EXPECT_EQ(ec, errc::quorum_unreachable) << refused.message;
     expect_every_decided_vote(refused.votes, errc::restarts_undetectable,
-                              "INFO refused: restarts cannot be detected");
+                              "INFO refused: restarts and evictions cannot be detected");
     expect_every_decided_vote(refused.votes, errc::restarts_undetectable, "NOPERM");
     EXPECT_TRUE(all_keys_gone()) << "the refused attempt cleaned up its keys";
+}
+
+// INFO also tells whether a node can evict keys: with the quarantine off, the eviction
+// veto (on by default) still needs it.
+TEST_F(acl_test, without_info_the_eviction_veto_gives_no_votes) {
+    acl_user user(without(least_privilege, "+info"));
+    auto config = user_config();
+    config.quarantine.enabled = false;
+    blocking_client client(config);
+    std::error_code ec;
+    auto refused = client.acquire("lock:acl:blind", short_lock(), ec);
+    EXPECT_EQ(ec, errc::quorum_unreachable) << refused.message;
+    expect_every_decided_vote(refused.votes, errc::restarts_undetectable,
+                              "INFO refused: restarts and evictions cannot be detected");
+    EXPECT_TRUE(all_keys_gone()) << "the refused attempt cleaned up its keys";
+}
+
+// docs/security.md's narrower rule for Redis 7.0 to 7.2: `+info|server` checks INFO's first
+// argument only, so `INFO server memory stats` passes and the memory policy is read.
+TEST_F(acl_test, info_server_as_first_argument_is_enough) {
+    auto rules = without(least_privilege, "+info");
+    rules.push_back("+info|server");
+    acl_user user(rules);
+    blocking_client client(user_config());
+    std::error_code ec;
+    auto held = client.acquire("lock:acl:narrow", short_lock(), ec);
+    ASSERT_FALSE(ec) << held.message;
+    client.release(held.lock, ec);
+    EXPECT_FALSE(ec);
 }
 
 TEST_F(acl_test, without_set_nothing_is_granted) {

@@ -205,6 +205,27 @@ TEST_F(nodes_test, a_short_ttl_does_not_shorten_the_quarantine_of_a_longer_lock)
     redlock({"--no-quarantine", "--nodes", list, "release", key, a_token});
 }
 
+TEST_F(nodes_test, status_marks_a_node_that_can_evict_keys) {
+    inspector one(1);
+    ASSERT_EQ(one.run({"CONFIG", "SET", "maxmemory", "3mb"}), "OK");
+    ASSERT_EQ(one.run({"CONFIG", "SET", "maxmemory-policy", "volatile-ttl"}), "OK");
+    std::vector<std::string> nodes;
+    for (int n = 1; n <= 3; ++n) {
+        nodes.push_back("127.0.0.1:" + std::to_string(topology::port(n)));
+    }
+    const std::string mark = "(can evict keys: maxmemory-policy volatile-ttl";
+    const auto r = status(nodes, {"status:evict"});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_EQ(count_of(r.out, mark + ": votes do not count)"), 1u) << r.out;
+    const auto at = r.out.find(nodes[0] + " ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    EXPECT_NE(r.out.substr(at, r.out.find('\n', at) - at).find("free  " + mark), std::string::npos)
+        << "on node 1's line: " << r.out;
+    const auto accepted = status(nodes, {"--accept-evicting-nodes", "status:evict"});
+    EXPECT_EQ(count_of(accepted.out, mark + ": accepted, --accept-evicting-nodes)"), 1u)
+        << accepted.out;
+}
+
 TEST_F(nodes_test, status_escapes_what_a_node_holds_before_it_reaches_the_terminal) {
     const std::string paint = "\x1b]0;owned\x07\x1b[2J\r\nfake line\x9b\x7f\\x";
     hold_everywhere("status:paint", paint);
@@ -251,10 +272,12 @@ public:
     static std::string bulk(const std::string& text) {
         return "$" + std::to_string(text.size()) + "\r\n" + text + "\r\n";
     }
-    /// INFO server's reply with this run_id and uptime_in_seconds.
+    /// INFO server memory stats' reply with this run_id and uptime_in_seconds, of a node
+    /// that does not evict.
     static std::string info(const std::string& run_id, const std::string& uptime) {
         return bulk("# Server\r\nredis_version:7.0.0\r\nrun_id:" + run_id +
-                    "\r\nuptime_in_seconds:" + uptime + "\r\n");
+                    "\r\nuptime_in_seconds:" + uptime +
+                    "\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\nevicted_keys:0\r\n");
     }
 
 private:

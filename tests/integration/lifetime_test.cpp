@@ -501,8 +501,8 @@ TEST_F(quarantine_test, nodes_that_refuse_info_get_no_votes_while_the_quarantine
             }
             ++blind;
             EXPECT_EQ(vote.error, errc::restarts_undetectable) << vote.node;
-            EXPECT_TRUE(
-                vote.server_message.starts_with("INFO refused: restarts cannot be detected"))
+            EXPECT_TRUE(vote.server_message.starts_with(
+                "INFO refused: restarts and evictions cannot be detected"))
                 << vote.server_message;
         }
         EXPECT_GE(blind, 3u);
@@ -510,6 +510,7 @@ TEST_F(quarantine_test, nodes_that_refuse_info_get_no_votes_while_the_quarantine
     }
     auto unguarded = guarded;
     unguarded.quarantine.enabled = false;
+    unguarded.eviction.accept_evicting_nodes = true; // INFO tells the memory policy too
     blocking_client client(unguarded);
     auto granted = client.acquire("blind", options(), ec);
     EXPECT_FALSE(ec) << "the user chose to live without restart detection: " << granted.message;

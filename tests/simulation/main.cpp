@@ -5,6 +5,8 @@
 //   REDLOCK_SIM_SCHEDULES=<n>  how many random schedules (default 100000)
 //   REDLOCK_SIM_FIRST=<n>      the first seed of the random run (default: from the clock)
 //   REDLOCK_SIM_REGRESSION=0   skip the seeds in regression_seeds.txt
+//   REDLOCK_SIM_ACCEPT_EVICTING=1  clients accept nodes that evict keys (the veto disabled):
+//                              the evicting nodes' schedules must then find violations
 #include "schedule.hpp"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 #include "scenario.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 namespace redlock::sim {
@@ -337,6 +338,17 @@ scenario make_scenario(world& w, int forced_profile) {
             }
             op.cancel_after = -1;
         }
+    }
+    // A node set to evict keys (maxmemory with volatile-ttl), in one schedule of five. Drawn
+    // from a generator of its own, so that every other seed's schedule stays as it was.
+    std::mt19937_64 eviction(w.seed() ^ 0x6576696374ULL);
+    if (eviction() % 5 == 0) {
+        auto& evicting = s.nodes[eviction() % s.nodes.size()];
+        evicting.evict_rate = std::uniform_real_distribution<double>(0.02, 0.3)(eviction);
+    }
+    // The veto disabled, to check that the simulation catches what it prevents.
+    if (const char* accept = std::getenv("REDLOCK_SIM_ACCEPT_EVICTING"); accept && *accept == '1') {
+        s.config.eviction.accept_evicting_nodes = true;
     }
     return s;
 }

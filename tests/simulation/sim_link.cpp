@@ -3,6 +3,7 @@
 #include "history.hpp"
 
 #include "transport/scripts.hpp"
+#include "transport/server_info.hpp"
 
 #include "redlock/error.hpp"
 
@@ -52,15 +53,6 @@ struct parsed {
     parsed& operator=(const parsed&) = delete;
 };
 
-std::string_view info_field(std::string_view info, std::string_view field) {
-    const auto at = info.find(std::string(field) + ":");
-    if (at == std::string_view::npos) {
-        return {};
-    }
-    auto rest = info.substr(at + field.size() + 1);
-    return rest.substr(0, rest.find_first_of("\r\n"));
-}
-
 } // namespace
 
 class link_core : public std::enable_shared_from_this<link_core> {
@@ -78,7 +70,8 @@ public:
         , connect_timeout_(std::chrono::nanoseconds(config.connect_timeout).count())
         , net_(net)
         , backoff_(delay_initial_)
-        , who_("c" + std::to_string(client) + "->n" + std::to_string(node.id())) {}
+        , who_("c" + std::to_string(client) + "->n" + std::to_string(node.id()))
+        , refresh_(std::chrono::nanoseconds(config.eviction.refresh_interval).count()) {}
 
     void attach() {
         watcher_ = next_watcher_id++;
@@ -102,6 +95,10 @@ public:
         p->target = target;
         p->args.assign(cmd.args.begin(), cmd.args.end());
         p->sent_at = w_.now();
+        last_send_ = w_.now();
+        if (state_ == state::connected && !refreshing_) {
+            schedule_refresh();
+        }
         h_.on_send(client_, node_.id(), p->args);
         if (state_ == state::backing_off && w_.now() >= retry_at_) {
             state_ = state::idle;
@@ -278,34 +275,90 @@ private:
             back_off();
             return;
         }
-        // The handshake: INFO server, as node_connection does, through the real parser.
-        const parsed info(node_.execute({"INFO", "server"}, who_));
-        if (info.reply && info.reply->type == REDIS_REPLY_STRING) {
-            const std::string_view text(info.reply->str, info.reply->len);
-            const auto run_id = info_field(text, "run_id");
-            const auto uptime_text = info_field(text, "uptime_in_seconds");
-            long long uptime = 0;
-            std::from_chars(uptime_text.data(), uptime_text.data() + uptime_text.size(), uptime);
-            const detail::clock::time_point now(std::chrono::nanoseconds(clock_.local(w_.now())));
-            if (!run_id_.empty() && run_id != run_id_) {
-                started_at_ = now;
-            } else {
-                started_at_ = now - std::chrono::seconds(uptime);
-            }
-            run_id_ = std::string(run_id);
-        }
+        // The handshake: INFO server, memory and stats, as node_connection sends it.
+        read_info();
         for (const auto* script : detail::preloaded_scripts) {
             node_.execute({"SCRIPT", "LOAD", std::string(script->text)}, who_);
         }
         state_ = state::connected;
         ++connection_;
         backoff_ = delay_initial_;
+        schedule_refresh();
         SIM_TRACE(w_, who_, "connected");
         auto held = std::move(held_);
         held_.clear();
         for (auto& p : held) {
             transmit(p);
         }
+    }
+
+    /// node_connection::on_server_info's reading, through the real parser: the reply is
+    /// taken in whole at the node and applied at once (the refresh's latency is simulated
+    /// around it).
+    void read_info() {
+        const parsed info(node_.execute(std::vector<std::string>(std::begin(detail::info_sections),
+                                                                 std::end(detail::info_sections)),
+                                        who_));
+        if (!info.reply || info.reply->type != REDIS_REPLY_STRING) {
+            return;
+        }
+        const auto got = detail::parse_server_info({info.reply->str, info.reply->len}, {});
+        const detail::clock::time_point now(std::chrono::nanoseconds(clock_.local(w_.now())));
+        auto started = now - std::chrono::seconds(got.uptime_seconds);
+        if (!run_id_.empty() && got.run_id != run_id_) {
+            started = now;
+            forgot_at_.reset();
+        } else if (evicted_keys_ && got.evicted_keys && *got.evicted_keys != *evicted_keys_) {
+            forgot_at_ = now;
+            SIM_TRACE(w_, who_, "evicted_keys changed: quarantined");
+        }
+        if (forgot_at_ && *forgot_at_ > started) {
+            started = *forgot_at_;
+        }
+        started_at_ = started;
+        run_id_ = got.run_id;
+        evicted_keys_ = got.evicted_keys;
+        eviction_risk_ = detail::eviction_risk(got);
+    }
+
+    /// The periodic INFO of a connection that is up: one round trip, read at the node
+    /// half-way. Unlike node_connection's, it pauses while the link sends nothing (an idle
+    /// link votes on nothing, and a schedule must come to rest); send() resumes it.
+    void schedule_refresh() {
+        refreshing_ = refresh_ > 0 && state_ == state::connected;
+        if (!refreshing_) {
+            return;
+        }
+        w_.at(w_.now() + refresh_, client_, [weak = weak_from_this(), connection = connection_] {
+            auto self = weak.lock();
+            if (!self || self->state_ != state::connected || self->connection_ != connection) {
+                if (self) {
+                    self->refreshing_ = false;
+                }
+                return;
+            }
+            if (self->w_.now() - self->last_send_ > self->refresh_ && self->inflight_.empty()) {
+                self->refreshing_ = false;
+                return;
+            }
+            const auto incarnation = self->node_.incarnation();
+            self->w_.at(self->w_.now() + self->latency(), -1, [weak, connection, incarnation] {
+                auto self = weak.lock();
+                if (!self || self->connection_ != connection || !self->node_.up() ||
+                    self->node_.incarnation() != incarnation) {
+                    return;
+                }
+                self->w_.at(self->w_.now() + self->latency(), self->client_, [weak, connection] {
+                    auto self = weak.lock();
+                    if (!self || self->state_ != state::connected ||
+                        self->connection_ != connection) {
+                        return;
+                    }
+                    self->read_info();
+                    self->schedule_refresh();
+                });
+            });
+        });
     }
 
     void transmit(const pending_ptr& p) {
@@ -426,6 +479,15 @@ private:
     real_ns partitioned_until_ = 0;
     std::optional<detail::clock::time_point> started_at_;
     std::string run_id_;
+    real_ns refresh_;
+    bool refreshing_ = false;
+    real_ns last_send_ = 0;
+    std::string eviction_risk_;
+    std::optional<std::uint64_t> evicted_keys_;
+    std::optional<detail::clock::time_point> forgot_at_;
+
+public:
+    std::string_view eviction_risk() const { return eviction_risk_; }
 };
 
 sim_link::sim_link(world& w, history& h, sim_node& node, int client, drift_clock clock,
@@ -460,6 +522,10 @@ std::string_view sim_link::run_id() const noexcept {
 
 std::string_view sim_link::restarts_undetectable() const noexcept {
     return {}; // the simulated INFO is never refused
+}
+
+std::string_view sim_link::eviction_risk() const noexcept {
+    return core_->eviction_risk();
 }
 
 std::optional<detail::clock::time_point> sim_link::started_at() const noexcept {

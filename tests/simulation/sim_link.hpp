@@ -51,6 +51,7 @@ public:
     void expect_replies_within(std::chrono::milliseconds patience) override;
     std::string_view run_id() const noexcept override;
     std::string_view restarts_undetectable() const noexcept override;
+    std::string_view eviction_risk() const noexcept override;
     std::optional<detail::clock::time_point> started_at() const noexcept override;
     const node_address& address() const noexcept override { return address_; }
 

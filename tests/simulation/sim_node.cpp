@@ -179,6 +179,9 @@ std::string sim_node::execute(const std::vector<std::string>& args, const std::s
         return error("ERR empty command");
     }
     const auto verb = upper(args[0]);
+    if (faults_.evict_rate > 0 && verb != "INFO" && world_.chance(faults_.evict_rate)) {
+        evict_one();
+    }
     if (verb != "INFO" && world_.chance(faults_.error_rate)) {
         static const char* const errors[] = {
             "READONLY You can't write against a read only replica.",
@@ -328,8 +331,12 @@ std::string sim_node::run(const std::vector<std::string>& args, std::size_t from
     }
     if (name == "INFO") {
         const auto uptime = (world_.now() - started_) / sec;
+        const bool evicts = faults_.evict_rate > 0;
         return bulk("# Server\r\nredis_version:7.0.11\r\nrun_id:" + run_id_ +
-                    "\r\nuptime_in_seconds:" + std::to_string(uptime) + "\r\n");
+                    "\r\nuptime_in_seconds:" + std::to_string(uptime) +
+                    "\r\n\r\n# Memory\r\nmaxmemory:" + (evicts ? "3145728" : "0") +
+                    "\r\nmaxmemory_policy:" + (evicts ? "volatile-ttl" : "noeviction") +
+                    "\r\n\r\n# Stats\r\nevicted_keys:" + std::to_string(evicted_keys_) + "\r\n");
     }
     if (name == "SCRIPT" && n >= 2) {
         const auto sub = upper(arg(1));
@@ -903,8 +910,28 @@ void sim_node::crash() {
     }
 }
 
+void sim_node::evict_one() {
+    const auto now = local_now();
+    auto victim = data_.end();
+    for (auto it = data_.begin(); it != data_.end(); ++it) {
+        const auto& e = it->second;
+        if (e.expire_at >= 0 && now < e.expire_at &&
+            (victim == data_.end() || e.expire_at < victim->second.expire_at ||
+             (e.expire_at == victim->second.expire_at && it->first < victim->first))) {
+            victim = it;
+        }
+    }
+    if (victim == data_.end()) {
+        return;
+    }
+    SIM_TRACE(world_, name(), "evicted " + victim->first);
+    data_.erase(victim);
+    ++evicted_keys_;
+}
+
 void sim_node::restart() {
     up_ = true;
+    evicted_keys_ = 0;
     started_ = world_.now();
     busy_until_ = world_.now();
     char id[48];

@@ -27,13 +27,19 @@ struct node_faults {
     /// A hostile or corrupted node: answers every fenced acquire it grants with the counter
     /// 2^64-2, whatever it holds (its raises and everything else stay honest).
     bool lies_about_counter = false;
+    /// A node set to evict keys (maxmemory 3mb, maxmemory-policy volatile-ttl, said so by
+    /// its INFO): before a command, with this chance, memory is short and it evicts the key
+    /// with an expiry that has the least time left, counting it in evicted_keys. Zero: a
+    /// node with maxmemory 0 that never evicts.
+    double evict_rate = 0;
 };
 
 /// A Redis master, single-threaded, with the semantics the library relies on: SET NX PX with
 /// expiry on the node's own drifting clock, GET, DEL, PEXPIRE, PTTL, TYPE, TIME, the lock
 /// family's hashes (HGETALL, HSET) and a list (RPUSH) to stand for foreign types, the scripts
 /// of lua/ run by meaning behind a script cache (empty at start, loaded by EVAL and SCRIPT
-/// LOAD, lost on SCRIPT FLUSH and restart), INFO server, restarts that lose the data. Replies
+/// LOAD, lost on SCRIPT FLUSH and restart), INFO server, memory and stats, evictions
+/// (node_faults::evict_rate), restarts that lose the data. Replies
 /// are RESP bytes; the scripts' replies are byte for byte what Redis 7 answers (the
 /// conformance test holds them to it). Anything it does not know gets an error reply.
 class sim_node {
@@ -142,6 +148,9 @@ private:
     std::map<std::string, std::map<std::uint64_t, message_sink>> channels_;
     std::unordered_set<std::string> scripts_;
     std::uint64_t commands_ = 0;
+    std::uint64_t evicted_keys_ = 0; // since the last restart, as Redis counts them
+    /// volatile-ttl: drops the key with an expiry that has the least time left, if any.
+    void evict_one();
     /// Per token: the command number of a release (compare-and-delete) refused with NOSCRIPT.
     std::unordered_map<std::string, std::uint64_t> release_noscript_;
 };

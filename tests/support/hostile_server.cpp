@@ -269,7 +269,9 @@ private:
         } else if (name == "INFO") {
             send(bulk("# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\nrun_id:" +
                       server_.run_id + "\r\ntcp_port:" + std::to_string(server_.port) +
-                      "\r\nuptime_in_seconds:100000\r\nuptime_in_days:1\r\n"));
+                      "\r\nuptime_in_seconds:100000\r\nuptime_in_days:1\r\n\r\n# Memory\r\n"
+                      "maxmemory:0\r\nmaxmemory_policy:noeviction\r\n\r\n# Stats\r\n"
+                      "evicted_keys:0\r\n"));
         } else if (name == "SCRIPT" && args.size() == 3 && upper(args[1]) == "LOAD") {
             send(bulk(sha1_hex(args[2])));
         } else {

@@ -107,6 +107,7 @@ void topology::restore() {
         look.run({"FLUSHALL"});
         look.run({"CONFIG", "SET", "appendonly", "no"});
         look.run({"CONFIG", "SET", "maxmemory", "0"});
+        look.run({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
         look.run({"CONFIG", "SET", "busy-reply-threshold", "5000"});
     }
 }

@@ -40,7 +40,7 @@ public:
     static void pause_majority();
     static void resume_majority();
     /// Everything running and answering, nothing paused, every database empty; no AOF, no
-    /// replication, no memory limit, the default script time limit.
+    /// replication, no memory limit (and noeviction), the default script time limit.
     static void restore();
 
 private:

@@ -58,6 +58,7 @@ public:
     const redlock::node_address& address() const noexcept override { return address_; }
     std::string_view run_id() const noexcept override { return run_id_; }
     std::string_view restarts_undetectable() const noexcept override { return undetectable_; }
+    std::string_view eviction_risk() const noexcept override { return eviction_risk_; }
 
     bool has_sent() const { return !sent_.empty(); }
 
@@ -96,6 +97,7 @@ public:
     std::optional<clock::time_point> started_at_;
     std::string run_id_;
     std::string undetectable_;
+    std::string eviction_risk_;
     std::chrono::milliseconds patience_{0};
     bool refuses_ = false;
     /// Answers every script with NOSCRIPT, EVAL included (a broken or hostile node).
@@ -361,24 +363,59 @@ TEST(duplicate_node, counts_again_once_it_reaches_another_server) {
 
 TEST(restarts_undetectable, the_nodes_grants_do_not_count_with_the_quarantine_on) {
     scripted_client c;
-    c.link(1).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
-    c.link(2).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
+    c.link(1).undetectable_ = "INFO refused: restarts and evictions cannot be detected (NOPERM)";
+    c.link(2).undetectable_ = "INFO refused: restarts and evictions cannot be detected (NOPERM)";
     auto [ec, result] = c.try_acquire(one_attempt());
     EXPECT_EQ(ec, redlock::errc::quorum_unreachable);
     EXPECT_EQ(result.votes[0].outcome, redlock::node_outcome::granted);
     for (std::size_t node : {1, 2}) {
         EXPECT_EQ(result.votes[node].error, redlock::errc::restarts_undetectable);
         EXPECT_EQ(result.votes[node].server_message,
-                  "INFO refused: restarts cannot be detected (NOPERM)");
+                  "INFO refused: restarts and evictions cannot be detected (NOPERM)");
     }
 }
 
-TEST(restarts_undetectable, the_nodes_grants_count_with_the_quarantine_off) {
+TEST(restarts_undetectable, the_nodes_grants_count_with_the_quarantine_off_and_evictions_accepted) {
+    redlock::client_config config;
+    config.quarantine.enabled = false;
+    config.eviction.accept_evicting_nodes = true;
+    scripted_client c(config);
+    c.link(0).undetectable_ = "INFO refused: restarts and evictions cannot be detected (NOPERM)";
+    c.link(1).undetectable_ = "INFO refused: restarts and evictions cannot be detected (NOPERM)";
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_FALSE(ec) << result.message;
+}
+
+TEST(restarts_undetectable, the_nodes_grants_do_not_count_with_the_eviction_veto_on) {
+    // INFO refused hides the memory policy too: the quarantine off is not enough.
     redlock::client_config config;
     config.quarantine.enabled = false;
     scripted_client c(config);
-    c.link(0).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
-    c.link(1).undetectable_ = "INFO refused: restarts cannot be detected (NOPERM)";
+    c.link(0).undetectable_ = "INFO refused: restarts and evictions cannot be detected (NOPERM)";
+    c.link(1).undetectable_ = "INFO refused: restarts and evictions cannot be detected (NOPERM)";
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_EQ(ec, redlock::errc::quorum_unreachable);
+    EXPECT_EQ(result.votes[0].error, redlock::errc::restarts_undetectable);
+}
+
+TEST(eviction_veto, a_node_that_can_evict_keys_does_not_vote_by_default) {
+    scripted_client c;
+    c.link(1).eviction_risk_ = "can evict keys: maxmemory-policy volatile-ttl";
+    c.link(2).eviction_risk_ = "can evict keys: maxmemory-policy allkeys-lru";
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_EQ(ec, redlock::errc::quorum_unreachable);
+    EXPECT_EQ(result.votes[0].outcome, redlock::node_outcome::granted);
+    EXPECT_EQ(result.votes[1].error, redlock::errc::node_can_evict);
+    EXPECT_EQ(result.votes[1].server_message, "can evict keys: maxmemory-policy volatile-ttl");
+    EXPECT_EQ(result.votes[2].error, redlock::errc::node_can_evict);
+}
+
+TEST(eviction_veto, an_evicting_node_votes_when_the_user_accepts_it) {
+    redlock::client_config config;
+    config.eviction.accept_evicting_nodes = true;
+    scripted_client c(config);
+    c.link(1).eviction_risk_ = "can evict keys: maxmemory-policy volatile-ttl";
+    c.link(2).eviction_risk_ = "can evict keys: maxmemory-policy volatile-ttl";
     auto [ec, result] = c.try_acquire(one_attempt());
     EXPECT_FALSE(ec) << result.message;
 }

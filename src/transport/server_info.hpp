@@ -1,0 +1,40 @@
+#ifndef REDLOCK_SRC_TRANSPORT_SERVER_INFO_HPP
+#define REDLOCK_SRC_TRANSPORT_SERVER_INFO_HPP
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+/// What the client learns from a node's `INFO server memory stats` (read at every connect and
+/// on every refresh): who the server is, since when it runs, and whether it can forget keys
+/// by evicting them. Parsed here so that the decisions built on it are testable without a
+/// server, and shared by the real connection and the simulated one.
+struct server_info {
+    std::string run_id; ///< printable and short, whatever the node sent
+    /// Clamped to [0, one year]: a hostile or broken node must not overflow the clock.
+    long long uptime_seconds = 0;
+    std::optional<std::uint64_t> maxmemory; ///< bytes; 0 means no limit
+    std::string maxmemory_policy;           ///< printable and short
+    std::optional<std::uint64_t> evicted_keys;
+};
+
+/// The fields of an INFO reply's text; absent or malformed fields stay empty. Its text
+/// fields are made printable with `secrets` cut out (printable_server_text).
+server_info parse_server_info(std::string_view text, const std::vector<std::string>& secrets);
+
+/// Why a node answering `info` can evict (and so forget) lock keys, or empty when it
+/// cannot: "can evict keys: maxmemory-policy volatile-ttl" for a memory limit with a policy
+/// other than noeviction; a node whose INFO does not say counts as one that can.
+std::string eviction_risk(const server_info& info);
+
+/// The command read at connect and on every refresh: its sections in one call (Redis 7.0
+/// and later; an older server refuses it, as an ACL user without +info does).
+inline constexpr std::string_view info_sections[] = {"INFO", "server", "memory", "stats"};
+
+} // namespace redlock::detail
+
+#endif

@@ -1,0 +1,125 @@
+// Nodes that evict keys (issue 22, section 2): an evicted lock key is a lock the node
+// forgot, as after a restart. Node 1 of the topology is set to evict with CONFIG SET;
+// topology::restore() puts it back (maxmemory 0, noeviction).
+#include "support/fixture.hpp"
+
+#include <string>
+#include <thread>
+
+namespace redlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class eviction_test : public nodes_test {
+protected:
+    static void make_node_one_evict() {
+        inspector one(1);
+        ASSERT_EQ(one.run({"CONFIG", "SET", "maxmemory", "3mb"}), "OK");
+        ASSERT_EQ(one.run({"CONFIG", "SET", "maxmemory-policy", "volatile-ttl"}), "OK");
+    }
+
+    /// Ordinary one-hour cache writes, 30 x 200 KB, that fill node 1 past its 3 MB.
+    static void fill_node_one_with_cache() {
+        inspector one(1);
+        const std::string value(200 * 1024, 'c');
+        for (int i = 0; i < 30; ++i) {
+            one.run({"SET", "cache:" + std::to_string(i), value, "EX", "3600"});
+        }
+    }
+
+    static long long evicted_keys(int node) {
+        const auto info = inspector(node).run({"INFO", "stats"});
+        const auto at = info.find("evicted_keys:");
+        return at == std::string::npos ? -1 : std::stoll(info.substr(at + 13));
+    }
+
+    /// The first three nodes, everything else as users get it.
+    static client_config three_nodes() {
+        client_config c;
+        const auto all = topology::addresses();
+        c.nodes.assign(all.begin(), all.begin() + 3);
+        return c;
+    }
+};
+
+// The issue's reproduction, step for step. A holds on nodes 1 and 2 (node 3 had a stale
+// holder then); cache writes make node 1 evict A's key (volatile-ttl: the shortest TTL goes
+// first); B, with the defaults, must not be granted while node 2 still holds A's token.
+// Before the veto B was granted on nodes 1 and 3.
+TEST_F(eviction_test, a_node_that_can_evict_keys_gives_no_vote_by_default) {
+    make_node_one_evict();
+    const std::string key = "evict:k";
+    const std::string a_token = "A-token-0123456789abcdef";
+    // A holds on nodes 1 and 2, as a client that counted node 1 would (written directly:
+    // with the veto no client of defaults counts node 1).
+    for (int node : {1, 2}) {
+        ASSERT_EQ(inspector(node).run({"SET", key, a_token, "NX", "PX", "60000"}), "OK");
+    }
+    fill_node_one_with_cache();
+    ASSERT_GT(evicted_keys(1), 0);
+    ASSERT_FALSE(inspector(1).get(key)) << "node 1 evicted A's key";
+    ASSERT_EQ(inspector(2).get(key), a_token) << "node 2 still holds A's token";
+
+    blocking_client b(three_nodes());
+    std::error_code ec;
+    auto attempt = b.acquire(key, options(10s), ec);
+    EXPECT_TRUE(ec) << "B granted while node 2 holds A's token: " << attempt.message;
+    ASSERT_EQ(attempt.votes.size(), 3u);
+    EXPECT_EQ(attempt.votes[0].error, errc::node_can_evict);
+    EXPECT_EQ(attempt.votes[0].server_message, "can evict keys: maxmemory-policy volatile-ttl");
+    EXPECT_EQ(inspector(2).get(key), a_token);
+
+    // status shows why node 1 does not count.
+    auto view = b.inspect(key, ec);
+    ASSERT_FALSE(ec);
+    EXPECT_EQ(view.nodes[0].can_evict, "can evict keys: maxmemory-policy volatile-ttl");
+    EXPECT_EQ(view.nodes[1].can_evict, "");
+}
+
+// A user who accepts evicting nodes gets their votes, but an eviction seen (evicted_keys
+// rose), and CONFIG RESETSTAT (evicted_keys fell, hiding earlier evictions), each start a
+// quarantine as a restart does.
+TEST_F(eviction_test, an_accepted_evicting_node_is_quarantined_when_evicted_keys_changes) {
+    make_node_one_evict();
+    auto config = three_nodes();
+    config.eviction.accept_evicting_nodes = true;
+    config.eviction.refresh_interval = 100ms;
+    blocking_client client(config);
+    std::error_code ec;
+    // Connects, and sets the largest TTL in use, so the quarantine lasts about a second.
+    auto first = client.acquire("evict:a", options(1s), ec);
+    ASSERT_FALSE(ec) << first.message;
+    EXPECT_EQ(first.votes[0].outcome, node_outcome::granted);
+    client.release(first.lock, ec);
+
+    fill_node_one_with_cache();
+    ASSERT_GT(evicted_keys(1), 0);
+    inspector(1).run({"FLUSHALL"});     // room again: nothing more is evicted
+    std::this_thread::sleep_for(400ms); // a few refreshes
+    auto rise = client.acquire("evict:b", options(1s), ec);
+    EXPECT_EQ(rise.votes[0].error, errc::node_quarantined) << rise.message;
+    if (!ec) {
+        client.release(rise.lock, ec);
+    }
+
+    // A second client takes evicted_keys as it finds it: node 1 counts for it.
+    blocking_client later(config);
+    auto counted = later.acquire("evict:c", options(1s), ec);
+    ASSERT_FALSE(ec) << counted.message;
+    // Decided at a quorum, node 1 may still be pending: only its vote must not be vetoed.
+    EXPECT_NE(counted.votes[0].error, errc::node_quarantined) << counted.message;
+    later.release(counted.lock, ec);
+
+    ASSERT_EQ(inspector(1).run({"CONFIG", "RESETSTAT"}), "OK");
+    EXPECT_EQ(evicted_keys(1), 0);
+    std::this_thread::sleep_for(400ms);
+    auto fall = later.acquire("evict:d", options(1s), ec);
+    EXPECT_EQ(fall.votes[0].error, errc::node_quarantined) << fall.message;
+    if (!ec) {
+        later.release(fall.lock, ec);
+    }
+}
+
+} // namespace
+} // namespace redlock::test
