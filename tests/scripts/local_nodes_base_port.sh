@@ -10,8 +10,9 @@ answers() { [[ $(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null) == PONG ]]; }
 state=$(mktemp -d)
 export REDLOCK_LOCAL_DIR=$state
 trap 'bash "$nodes" down >/dev/null 2>&1 || true; rm -rf "$state"' EXIT
-# A base of our own, away from the test topology (7001-7005) and from other runs.
-base=$((20000 + ($$ % 2000) * 10))
+# A base of our own, away from the test topology (7001-7005), from other runs, and below the
+# kernel's ephemeral ports (32768 and up), which a client socket may hold.
+base=$((20000 + ($$ % 1200) * 10))
 export REDLOCK_BASE_PORT=$base
 out=$(bash "$nodes" up)
 [[ $out == *"127.0.0.1:$base-$((base + 4))"* ]] || fail "up reported '$out', expected $base-$((base + 4))"
