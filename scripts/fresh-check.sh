@@ -62,7 +62,7 @@ if [[ ! -s $base || ${FRESH_REFRESH:-0} == 1 ]] || [[ -n $(find "$base" -mtime +
   rm -f "$fresh"/etc/apt/sources.list
   mkdir -p "$fresh/etc/apt/sources.list.d"
   for f in "${sources[@]}"; do cp "$f" "$fresh/etc/apt/sources.list.d/"; done
-  tar -C "$fresh" -cf "$base.new" . && mv "$base.new" "$base"
+  tar --numeric-owner -C "$fresh" -cf "$base.new" . && mv "$base.new" "$base"
   rm -rf "$fresh"
   trap - EXIT
 fi
@@ -72,7 +72,8 @@ chmod 755 "$chroot_dir" # its root directory: other users (apt's _apt) must reac
 if [[ ${FRESH_KEEP:-0} != 1 ]]; then
   trap 'rm -rf --one-file-system "$chroot_dir"' EXIT
 fi
-tar -C "$chroot_dir" -xf "$base"
+# Owners by number: the chroot's users (apt's _apt) are not the host's.
+tar --numeric-owner -C "$chroot_dir" -xf "$base"
 cp /etc/resolv.conf "$chroot_dir/etc/resolv.conf" 2>/dev/null || true
 # What the Debian installer writes on every machine (debootstrap leaves it to the installer).
 printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$chroot_dir/etc/hosts"
