@@ -30,23 +30,28 @@ std::vector<std::string> configured_secrets(const client_config& config,
 }
 
 std::string printable_server_text(std::string_view text, const std::vector<std::string>& secrets) {
-    // Secrets first: a cut could leave a secret's beginning, and a secret may hold bytes
-    // that the printable form replaces. Only what can reach the kept part is searched (a
-    // node's error may be megabytes long).
-    std::size_t longest = 0;
-    for (const auto& secret : secrets) {
-        longest = std::max(longest, secret.size());
-    }
-    std::string plain(text.substr(0, max_server_text + longest));
-    for (const auto& secret : secrets) {
-        for (auto at = plain.find(secret); at != std::string::npos;
-             at = plain.find(secret, at + 3)) {
-            plain.replace(at, secret.size(), "***");
+    // Secrets first, on the text as the node sent it (a secret may hold bytes that the
+    // printable form replaces), and from the start: the beginning of the scrubbed text is
+    // built until it is longer than what is kept, so that a secret starting anywhere in the
+    // kept part is cut whole, however many came before it (cutting the raw text first left
+    // a secret's beginning in view once earlier ones had shrunk to ***). Secrets are tried
+    // longest first at every position; a node's error may be megabytes long, and only the
+    // kept part is ever looked at.
+    std::string plain;
+    std::size_t at = 0;
+    while (at < text.size() && plain.size() <= max_server_text) {
+        const auto secret = std::find_if(secrets.begin(), secrets.end(), [&](const std::string& s) {
+            return text.compare(at, s.size(), s) == 0;
+        });
+        if (secret != secrets.end()) {
+            plain += "***";
+            at += secret->size();
+        } else {
+            plain += text[at++];
         }
     }
-    std::string_view kept = plain;
-    const bool cut = text.size() > max_server_text;
-    kept = kept.substr(0, max_server_text);
+    const bool cut = plain.size() > max_server_text || at < text.size();
+    const std::string_view kept = std::string_view(plain).substr(0, max_server_text);
     std::string out;
     out.reserve(kept.size() + 16);
     for (const char c : kept) {

@@ -38,6 +38,23 @@ TEST(printable_server_text, cuts_every_secret_out) {
               at_the_cut + "***... (cut)");
 }
 
+// Earlier secrets shrink to ***, which brings later text into the kept part: a secret there
+// must be cut whole too, not its beginning left (found by review: P x 12, 17 bytes, P showed
+// all of the 13th P but its last byte).
+TEST(printable_server_text, a_secret_brought_into_view_by_earlier_cuts_is_cut_whole) {
+    const std::string p = "abcdefghijklmnopqrst"; // 20 bytes
+    std::string text;
+    for (int i = 0; i < 12; ++i) {
+        text += p;
+    }
+    text += std::string(17, 'x') + p + p + std::string(500, 'y');
+    const auto shown = printable_server_text(text, {p});
+    EXPECT_EQ(shown.find(p.substr(0, 5)), std::string::npos) << shown;
+    EXPECT_EQ(shown.rfind("***... (cut)", 0), std::string::npos);
+    EXPECT_NE(shown.find(std::string(17, 'x') + "******yyy"), std::string::npos) << shown;
+    EXPECT_EQ(shown.size(), redlock::detail::max_server_text + std::string("... (cut)").size());
+}
+
 TEST(configured_secrets, every_nodes_password_longest_first) {
     redlock::client_config c;
     c.nodes = {"redis://:pw-one@127.0.0.1:1", "redis://user:pw-one-longer@127.0.0.1:2",
