@@ -563,8 +563,11 @@ void node_connection::on_server_info(const redisReply* reply) {
     // Whole seconds, rounded down: the restart is placed no earlier than it happened.
     auto started = now - std::chrono::seconds(info.uptime_seconds);
     if (!run_id_.empty() && info.run_id != run_id_) {
+        // Another server now (a restart, a failover, an address moved): its uptime says
+        // nothing of when it started answering here, so the quarantine runs from now, and
+        // later refreshes, which see the same run_id and a long uptime, must keep it there.
         started = now;
-        forgot_at_.reset();
+        forgot_at_ = now;
         log(log_level::warning, "restarted (run_id changed): quarantined");
     } else if (evicted_keys_ && info.evicted_keys && *info.evicted_keys != *evicted_keys_) {
         // A rise is keys evicted, maybe ours; a fall is CONFIG RESETSTAT, which hides how

@@ -185,7 +185,8 @@ private:
     std::string eviction_risk_;
     // evicted_keys of the last INFO of the current run_id: any change is keys forgotten.
     std::optional<std::uint64_t> evicted_keys_;
-    // When keys were last seen forgotten without a restart: started_at_ is never earlier.
+    // When keys were last seen forgotten (evicted_keys changed, or another run_id answered):
+    // started_at_ is never earlier, whatever uptime later refreshes report.
     std::optional<std::chrono::steady_clock::time_point> forgot_at_;
     // Handlers of resolves, connects and handshakes check this first: they may complete
     // after this object is gone.

@@ -307,7 +307,7 @@ private:
         auto started = now - std::chrono::seconds(got.uptime_seconds);
         if (!run_id_.empty() && got.run_id != run_id_) {
             started = now;
-            forgot_at_.reset();
+            forgot_at_ = now; // kept by later refreshes, as in node_connection
         } else if (evicted_keys_ && got.evicted_keys && *got.evicted_keys != *evicted_keys_) {
             forgot_at_ = now;
             SIM_TRACE(w_, who_, "evicted_keys changed: quarantined");
