@@ -68,12 +68,14 @@ if [[ ! -s $base || ${FRESH_REFRESH:-0} == 1 ]] || [[ -n $(find "$base" -mtime +
 fi
 
 chroot_dir=$(mktemp -d /var/tmp/redlock-fresh.XXXXXX)
-chmod 755 "$chroot_dir" # its root directory: other users (apt's _apt) must reach it
 if [[ ${FRESH_KEEP:-0} != 1 ]]; then
   trap 'rm -rf --one-file-system "$chroot_dir"' EXIT
 fi
 # Owners by number: the chroot's users (apt's _apt) are not the host's.
 tar --numeric-owner -C "$chroot_dir" -xf "$base"
+# Its root directory as on any machine: the tarball's "." came from mktemp (mode 700), and
+# other users (apt's _apt, a test's nobody) must reach /usr.
+chmod 755 "$chroot_dir"
 cp /etc/resolv.conf "$chroot_dir/etc/resolv.conf" 2>/dev/null || true
 # What the Debian installer writes on every machine (debootstrap leaves it to the installer).
 printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$chroot_dir/etc/hosts"
