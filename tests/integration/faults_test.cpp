@@ -178,7 +178,7 @@ TEST_F(proxied_test, a_client_frozen_between_sending_and_reading_gets_no_stale_l
     io_thread io;
     client c(io.executor(), proxied_config());
     for (int node = 1; node <= 5; ++node) {
-        nodes.proxy(node).set_latency(30ms);
+        nodes.proxy(node).set_latency(150ms);
     }
     // Warm the connections so that the SETs go out at once.
     settled<acquire_result> warmed;
@@ -191,9 +191,18 @@ TEST_F(proxied_test, a_client_frozen_between_sending_and_reading_gets_no_stale_l
     o.node_timeout = 1s; // only the validity horizon (195 ms) bounds the attempt
     settled<acquire_result> pending;
     c.async_acquire("frozen", o, pending);
-    // The SETs are on the wire; the replies come in 30 ms. Freeze the client's only thread
-    // for longer than the TTL, as a GC pause or SIGSTOP of the process would.
-    std::this_thread::sleep_for(10ms);
+    // Once the SETs have landed on a quorum, the replies are 150 ms away (the proxies delay
+    // replies only). Freeze the client's only thread then, for longer than the TTL, as a GC
+    // pause or SIGSTOP of the process would. Waiting for the keys, not for a fixed time, keeps
+    // the freeze after the sends however slowly the client runs (a sanitizer build).
+    const auto landed = [] {
+        int copies = 0;
+        for (int node = 1; node <= 5; ++node) {
+            copies += inspector(node).get("frozen") ? 1 : 0;
+        }
+        return copies >= 3;
+    };
+    ASSERT_TRUE(eventually(landed, 2s));
     asio::post(io.context(), [] { std::this_thread::sleep_for(400ms); });
     auto [error, r] = pending.get();
     EXPECT_EQ(error, errc::validity_expired) << r.message;
