@@ -177,15 +177,16 @@ TEST_F(nodes_test, a_node_paused_during_extend_does_not_stop_the_quorum) {
 TEST_F(proxied_test, a_client_frozen_between_sending_and_reading_gets_no_stale_lock) {
     io_thread io;
     client c(io.executor(), proxied_config());
-    for (int node = 1; node <= 5; ++node) {
-        nodes.proxy(node).set_latency(150ms);
-    }
     // Warm the connections so that the SETs go out at once.
     settled<acquire_result> warmed;
     c.async_acquire("warm", options(), warmed);
     auto [warm_error, warm] = warmed.get();
     ASSERT_FALSE(warm_error) << warm.message;
     c.async_release(warm.lock, asio::use_future).get();
+    ASSERT_TRUE(all_keys_gone());
+    for (int node = 1; node <= 5; ++node) {
+        nodes.proxy(node).set_latency(150ms);
+    }
 
     auto o = options(200ms);
     o.node_timeout = 1s; // only the validity horizon (195 ms) bounds the attempt
