@@ -8,6 +8,7 @@
 #include <redlock/error.hpp>
 #include <redlock/export.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/lock_keys.hpp>
 #include <redlock/locked.hpp>
 
 #include <chrono>
@@ -53,7 +54,8 @@ public:
     void close() noexcept;
 
     /// client::async_acquire, waited for: the error goes to `ec`, the result is returned.
-    acquire_result acquire(std::string_view key, const lock_options& options, std::error_code& ec);
+    /// `keys` is one key or several taken at once (see lock_keys).
+    acquire_result acquire(lock_keys keys, const lock_options& options, std::error_code& ec);
     /// client::async_extend to `ttl` from now, waited for; the error goes to `ec`.
     extend_result extend(const lock& held, std::chrono::milliseconds ttl, std::error_code& ec);
     /// Extends by the ttl the lock was acquired with, waited for; the error goes to `ec`.
@@ -70,11 +72,14 @@ public:
 
     /// A Redisson-style `tryLock(key, ttl, wait, retries)`: up to `retries` retries after the first
     /// attempt, none starting later than `wait` after the call. Empty on failure, with `ec`.
-    std::optional<lock> try_lock(std::string_view key, std::chrono::milliseconds ttl,
+    std::optional<lock> try_lock(lock_keys keys, std::chrono::milliseconds ttl,
                                  std::chrono::milliseconds wait, unsigned retries,
                                  std::error_code& ec);
+    /// acquire() with every option (mode, permits, fencing, retry), returning the lock or, on
+    /// failure, nothing with `ec`.
+    std::optional<lock> try_lock(lock_keys keys, const lock_options& options, std::error_code& ec);
 
-    /// Acquires `key`, renews it while `work(const watchdog&, std::stop_token)` runs on the
+    /// Acquires `keys` (one or several), renews the lock while `work(const watchdog&, std::stop_token)` runs on the
     /// calling thread, and always releases. The stop token is requested when the lock can no
     /// longer be trusted; the work should check it (or register a std::stop_callback) and
     /// stop touching the protected resource. Returns the work's value, or lock_lost (or
@@ -82,17 +87,17 @@ public:
     /// exception from the work is rethrown after the release, unless the lock was lost.
     /// Include <redlock/watchdog.hpp> to use the watchdog inside the work.
     template <typename Work>
-    auto with_lock(std::string_view key, const lock_options& options,
+    auto with_lock(lock_keys keys, const lock_options& options,
                    const renewal_options& renewal, Work&& work)
         -> locked<std::invoke_result_t<Work&, const watchdog&, std::stop_token>> {
         using value_type = std::invoke_result_t<Work&, const watchdog&, std::stop_token>;
         locked<value_type> out;
         if constexpr (std::is_void_v<value_type>) {
-            out.error = run_locked(key, options, renewal, work, out.message);
+            out.error = run_locked(std::move(keys), options, renewal, work, out.message);
         } else {
             std::optional<value_type> value;
             out.error = run_locked(
-                key, options, renewal,
+                std::move(keys), options, renewal,
                 [&](const watchdog& dog, std::stop_token stop) {
                     value.emplace(work(dog, std::move(stop)));
                 },
@@ -108,7 +113,7 @@ public:
     client& async_client() noexcept;
 
 private:
-    std::error_code run_locked(std::string_view key, const lock_options& options,
+    std::error_code run_locked(lock_keys keys, const lock_options& options,
                                const renewal_options& renewal,
                                const std::function<void(const watchdog&, std::stop_token)>& work,
                                std::string& message);

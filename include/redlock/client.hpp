@@ -5,6 +5,7 @@
 #include <redlock/error.hpp>
 #include <redlock/export.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/lock_keys.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -76,8 +77,9 @@ public:
     /// node_count() / 2 + 1.
     std::size_t quorum() const noexcept;
 
-    /// Takes `key` on a quorum of nodes: SET key token NX PX ttl to every node at once,
-    /// decided as soon as the outcome is known, retried per `options.retry`.
+    /// Takes `keys` (one key or several: see lock_keys) on a quorum of nodes: SET key token
+    /// NX PX ttl to every node at once, decided as soon as the outcome is known, retried per
+    /// `options.retry`.
     ///
     /// Errors: contention, quorum_unreachable, nodes_quarantined, validity_expired, cancelled,
     /// invalid_argument (then nothing was sent; the result's message says why), client_closed.
@@ -90,30 +92,21 @@ public:
     /// `options.mode` picks what the key admits: one holder (exclusive, the default), many
     /// readers (shared), or `options.permits` holders (permit); see lock_mode. Errors also:
     /// lock_mismatch (the key holds another kind of lock).
+    ///
+    /// Several keys (`{"a", "b"}`, a vector) are taken at once, all or nothing: each node
+    /// grants only if it could take every key (one script per node, every key in its KEYS, so keys
+    /// sharing a hash tag work through proxies), and the lock is granted when a quorum of nodes
+    /// granted. The keys are taken in canonical order (sorted bytewise; lock::keys() returns them
+    /// so); a key given twice is errc::invalid_argument. Extend, release, renewal and fencing work
+    /// on the whole set; a fenced lock gets one token, above every earlier holder of any of its
+    /// keys. Exclusive locks only.
     template <typename CompletionToken>
-    auto async_acquire(std::string_view key, const lock_options& options, CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, acquire_signature>(
-            [this](auto handler, std::string key, lock_options options) {
-                start_acquire({std::move(key)}, std::move(options), std::move(handler));
-            },
-            token, std::string(key), options);
-    }
-
-    /// Takes every key of `keys` at once, all or nothing: each node grants only if it could
-    /// take every key (one script per node, every key in its KEYS, so keys sharing a hash tag
-    /// work through proxies), and the lock is granted when a quorum of nodes granted. The keys
-    /// are taken in canonical order (sorted bytewise; lock::keys() returns them so); a key
-    /// given twice is errc::invalid_argument. Extend, release, renewal and fencing work on the
-    /// whole set; a fenced lock gets one token, above every earlier holder of any of its keys.
-    /// Exclusive locks only. Otherwise as the single-key form.
-    template <typename CompletionToken>
-    auto async_acquire(std::vector<std::string> keys, const lock_options& options,
-                       CompletionToken&& token) {
+    auto async_acquire(lock_keys keys, const lock_options& options, CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, acquire_signature>(
             [this](auto handler, std::vector<std::string> keys, lock_options options) {
                 start_acquire(std::move(keys), std::move(options), std::move(handler));
             },
-            token, std::move(keys), options);
+            token, std::move(keys).get(), options);
     }
 
     /// Pushes the expiry of a held lock to `ttl` from now with a compare-and-pexpire on

@@ -8,6 +8,7 @@
 #include <redlock/export.hpp>
 #include <redlock/fencing.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/lock_keys.hpp>
 #include <redlock/locked.hpp>
 #include <redlock/metrics.hpp>
 #include <redlock/node_address.hpp>

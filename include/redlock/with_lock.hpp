@@ -4,6 +4,7 @@
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
+#include <redlock/lock_keys.hpp>
 #include <redlock/locked.hpp>
 #include <redlock/watchdog.hpp>
 
@@ -28,8 +29,17 @@
 namespace redlock {
 
 namespace detail {
+template <typename>
+inline constexpr bool always_false = false;
+
 template <typename Awaitable>
-struct awaited;
+struct awaited {
+    static_assert(always_false<Awaitable>,
+                  "with_lock's work must be a coroutine returning boost::asio::awaitable<T>, "
+                  "called as work(const redlock::watchdog&); for work that runs on the "
+                  "calling thread, use blocking_client::with_lock");
+    using type = void;
+};
 template <typename T, typename Executor>
 struct awaited<boost::asio::awaitable<T, Executor>> {
     using type = T;
@@ -48,7 +58,7 @@ struct loss_signal {
 };
 } // namespace detail
 
-/// Acquires `key`, renews it in the background while `work(const watchdog&)` (a coroutine
+/// Acquires `keys` (one key or several, see lock_keys), renews the lock in the background while `work(const watchdog&)` (a coroutine
 /// returning `asio::awaitable<T>`) runs on this coroutine's executor, and always releases.
 ///
 /// On loss the work is cancelled through its cancellation slot (terminal): whatever it
@@ -67,7 +77,7 @@ struct loss_signal {
 /// is then still released, and the result's error is cancelled, whatever the work threw.
 /// It never makes this function throw.
 template <typename Work>
-auto with_lock(client& owner, std::string key, lock_options options, renewal_options renewal,
+auto with_lock(client& owner, lock_keys keys, lock_options options, renewal_options renewal,
                Work work)
     -> boost::asio::awaitable<
         locked<typename detail::awaited<std::invoke_result_t<Work&, const watchdog&>>::type>> {
@@ -84,7 +94,7 @@ auto with_lock(client& owner, std::string key, lock_options options, renewal_opt
         out.message = std::move(why);
         co_return out;
     }
-    auto [acquire_error, acquired] = co_await owner.async_acquire(key, options, as_tuple);
+    auto [acquire_error, acquired] = co_await owner.async_acquire(std::move(keys), options, as_tuple);
     if (acquire_error) {
         out.error = acquire_error;
         out.message = std::move(acquired.message);

@@ -107,10 +107,10 @@ void blocking_client::close() noexcept {
     state_->coordinator->close();
 }
 
-acquire_result blocking_client::acquire(std::string_view key, const lock_options& options,
+acquire_result blocking_client::acquire(lock_keys keys, const lock_options& options,
                                         std::error_code& ec) {
     return state_->wait<acquire_result>(ec, [&](auto handler) {
-        state_->coordinator->async_acquire(key, options, std::move(handler));
+        state_->coordinator->async_acquire(std::move(keys), options, std::move(handler));
     });
 }
 
@@ -142,14 +142,19 @@ inspect_result blocking_client::inspect(std::string_view key, std::error_code& e
         ec, [&](auto handler) { state_->coordinator->async_inspect(key, std::move(handler)); });
 }
 
-std::optional<lock> blocking_client::try_lock(std::string_view key, std::chrono::milliseconds ttl,
+std::optional<lock> blocking_client::try_lock(lock_keys keys, std::chrono::milliseconds ttl,
                                               std::chrono::milliseconds wait, unsigned retries,
                                               std::error_code& ec) {
     lock_options options;
     options.ttl = ttl;
     options.retry.max_attempts = retries + 1;
     options.retry.wait_budget = wait;
-    auto result = acquire(key, options, ec);
+    return try_lock(std::move(keys), options, ec);
+}
+
+std::optional<lock> blocking_client::try_lock(lock_keys keys, const lock_options& options,
+                                              std::error_code& ec) {
+    auto result = acquire(std::move(keys), options, ec);
     if (ec) {
         return std::nullopt;
     }
@@ -157,7 +162,7 @@ std::optional<lock> blocking_client::try_lock(std::string_view key, std::chrono:
 }
 
 std::error_code blocking_client::run_locked(
-    std::string_view key, const lock_options& options, const renewal_options& renewal,
+    lock_keys keys, const lock_options& options, const renewal_options& renewal,
     const std::function<void(const watchdog&, std::stop_token)>& work, std::string& message) {
     const state::call counted(*state_);
     if (auto why = check_renewal_options(renewal); !why.empty()) {
@@ -165,7 +170,7 @@ std::error_code blocking_client::run_locked(
         return errc::invalid_argument;
     }
     std::error_code ec;
-    auto acquired = acquire(key, options, ec);
+    auto acquired = acquire(std::move(keys), options, ec);
     if (ec) {
         message = std::move(acquired.message);
         return ec;
