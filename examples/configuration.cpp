@@ -19,6 +19,6 @@ int main() {
     auto metrics = std::make_shared<redlock::prometheus_metrics>(config.nodes);
     config.metrics = metrics;
     // ... in the HTTP handler:  body = metrics->render();
-    metrics->on_acquire({}, std::chrono::milliseconds(2), 1);
+    metrics->on_acquire({}, {}, std::chrono::milliseconds(2), 1);
     std::cout << metrics->render();
 }

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_METRICS_HPP
 #define REDLOCK_METRICS_HPP
 
+#include <redlock/config.hpp>
 #include <redlock/export.hpp>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -16,17 +18,54 @@
 
 namespace redlock {
 
+/// The lock an operation was for, as an observer sees it. Valid during the call only.
+struct lock_info {
+    std::string_view label;            ///< lock_options::metrics_label, empty when none
+    std::span<const std::string> keys; ///< the lock's keys, in canonical order
+    lock_mode mode = lock_mode::exclusive;
+};
+
+/// One operation of a client (an acquire with all its attempts, an extend or renewal, a
+/// release) as a tracing span, for metrics_observer::on_operation. Valid during the call only.
+struct operation_span {
+    std::string_view operation; ///< "acquire", "extend" or "release"
+    lock_info lock;
+    std::chrono::system_clock::time_point start; ///< when the call was made
+    std::chrono::nanoseconds duration{0};        ///< until it completed
+    std::error_code error;                       ///< empty on success
+    unsigned attempts = 1;                       ///< acquire rounds (1 for the others)
+    std::size_t nodes = 0;                       ///< nodes asked
+    std::size_t succeeded = 0;                   ///< nodes that granted, extended or released
+};
+
+/// `span`'s attributes under OpenTelemetry's semantic conventions for database client spans
+/// (db.system.name "redis", db.operation.name the operation, error.type the outcome label
+/// on failure), then redlock's own (redlock.lock.label when set, redlock.keys, redlock.mode,
+/// redlock.attempts, redlock.nodes, redlock.nodes.succeeded): what a tracer bridge copies
+/// onto its span. The span's name, by the same conventions, is "redlock.<operation>".
+REDLOCK_API std::vector<std::pair<std::string, std::string>>
+span_attributes(const operation_span& span);
+
 /// What a client reports as it works; implement the members you care about. Called on the
 /// client's strand: keep each call short and never block.
 class REDLOCK_API metrics_observer {
 public:
     virtual ~metrics_observer() = default;
 
-    /// An acquire completed (`outcome` empty on success) after `wait`, in `attempts`.
-    virtual void on_acquire(std::error_code, std::chrono::nanoseconds /*wait*/,
-                            unsigned /*attempts*/) {}
-    /// A release completed; `held` runs from the granting attempt's start.
-    virtual void on_release(std::error_code, std::chrono::nanoseconds /*held*/) {}
+    /// An acquire of `lock` completed (`outcome` empty on success) after `wait`, in
+    /// `attempts`.
+    virtual void on_acquire(const lock_info& /*lock*/, std::error_code,
+                            std::chrono::nanoseconds /*wait*/, unsigned /*attempts*/) {}
+    /// A release of `lock` completed; `held` runs from the granting attempt's start.
+    virtual void on_release(const lock_info& /*lock*/, std::error_code,
+                            std::chrono::nanoseconds /*held*/) {}
+    /// The number of locks this client holds changed: granted by it, not released, and
+    /// within their validity (extends and renewals move it). A lock left to expire without
+    /// a release leaves the count at the client's next acquire, extend or release after its
+    /// validity ended.
+    virtual void on_locks_held(std::size_t /*held*/) {}
+    /// An operation completed, as a span: see operation_span and span_attributes().
+    virtual void on_operation(const operation_span&) {}
     /// A watchdog renewal completed.
     virtual void on_renewal(std::error_code) {}
     /// A watchdog told its holder the lock can no longer be trusted.
@@ -59,8 +98,9 @@ public:
     /// Everything observed so far, in the Prometheus text format.
     std::string render() const;
 
-    void on_acquire(std::error_code, std::chrono::nanoseconds, unsigned) override;
-    void on_release(std::error_code, std::chrono::nanoseconds) override;
+    void on_acquire(const lock_info&, std::error_code, std::chrono::nanoseconds, unsigned) override;
+    void on_release(const lock_info&, std::error_code, std::chrono::nanoseconds) override;
+    void on_locks_held(std::size_t) override;
     void on_renewal(std::error_code) override;
     void on_lock_lost(std::error_code) override;
     void on_node_reply(std::size_t, std::error_code, std::chrono::microseconds) override;
@@ -90,7 +130,9 @@ private:
     std::vector<std::string> node_labels_;
     histogram acquire_wait_;
     histogram hold_;
-    std::map<std::string, std::uint64_t, std::less<>> acquires_;
+    /// Per outcome, then per lock_options::metrics_label ("" for none).
+    std::map<std::pair<std::string, std::string>, std::uint64_t, std::less<>> acquires_;
+    std::size_t locks_held_ = 0;
     std::uint64_t attempts_ = 0;
     std::map<std::string, std::uint64_t, std::less<>> wakes_;
     std::map<std::string, std::uint64_t, std::less<>> releases_;

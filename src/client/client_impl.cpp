@@ -104,6 +104,27 @@ void client_impl::extend_gone(const std::string& token) {
     }
 }
 
+void client_impl::lock_granted(const lock& granted) {
+    if (auto* m = metrics()) {
+        held_locks_.granted(granted.token(), granted.valid_until());
+        m->on_locks_held(held_locks_.count(now()));
+    }
+}
+
+void client_impl::lock_extended(const lock& extended) {
+    if (auto* m = metrics()) {
+        held_locks_.extended(extended.token(), extended.valid_until());
+        m->on_locks_held(held_locks_.count(now()));
+    }
+}
+
+void client_impl::lock_released(const lock& released) {
+    if (auto* m = metrics()) {
+        held_locks_.released(released.token());
+        m->on_locks_held(held_locks_.count(now()));
+    }
+}
+
 void client_impl::note_release(const std::string& token) {
     if (extends_alive_.count(token) != 0) {
         released_.insert(token);

@@ -4,6 +4,7 @@
 #include "client/environment.hpp"
 #include "client/fence_floors.hpp"
 #include "client/release_watch.hpp"
+#include "core/held_locks.hpp"
 #include "core/server_identities.hpp"
 #include "core/validity.hpp"
 #include "operations/renewal_timers.hpp"
@@ -12,6 +13,7 @@
 
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
+#include "redlock/lock.hpp"
 #include "redlock/metrics.hpp"
 #include "redlock/node_address.hpp"
 
@@ -113,6 +115,11 @@ public:
 
     /// The observer from client_config, or null.
     metrics_observer* metrics() const noexcept { return config_.metrics.get(); }
+    /// The locks-held gauge (with an observer only): a grant of this client, an extend or
+    /// renewal of one, a release started. Each reports the new count to the observer.
+    void lock_granted(const lock& granted);
+    void lock_extended(const lock& extended);
+    void lock_released(const lock& released);
 
     /// client::close() was called (from any thread); the shutdown itself may still be queued
     /// on the strand. True only for the first call.
@@ -153,6 +160,7 @@ private:
     // The run_id under which each node was last logged as a duplicate, to log it once.
     std::vector<std::string> reported_duplicate_;
     fence_floors fences_;
+    held_locks held_locks_;
     std::shared_ptr<renewal_timers> timers_;
     bool shut_down_ = false;
     std::atomic<bool> close_requested_{false};

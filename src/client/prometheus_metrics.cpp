@@ -193,15 +193,21 @@ prometheus_metrics::prometheus_metrics(std::vector<std::string> node_labels)
     }
 }
 
-void prometheus_metrics::on_acquire(std::error_code e, std::chrono::nanoseconds wait,
-                                    unsigned attempts) {
+void prometheus_metrics::on_acquire(const lock_info& lock, std::error_code e,
+                                    std::chrono::nanoseconds wait, unsigned attempts) {
     std::lock_guard guard(mutex_);
     acquire_wait_.observe(seconds(wait));
-    ++acquires_[std::string(outcome_label(e))];
+    ++acquires_[{std::string(outcome_label(e)), std::string(lock.label)}];
     attempts_ += attempts;
 }
 
-void prometheus_metrics::on_release(std::error_code e, std::chrono::nanoseconds held) {
+void prometheus_metrics::on_locks_held(std::size_t held) {
+    std::lock_guard guard(mutex_);
+    locks_held_ = held;
+}
+
+void prometheus_metrics::on_release(const lock_info&, std::error_code e,
+                                    std::chrono::nanoseconds held) {
     std::lock_guard guard(mutex_);
     hold_.observe(seconds(held));
     ++releases_[std::string(outcome_label(e))];
@@ -248,8 +254,19 @@ std::string prometheus_metrics::render() const {
     header(out, "redlock_acquire_wait_seconds", "histogram",
            "Time from an acquire call to its completion, retries included.");
     render_histogram(out, "redlock_acquire_wait_seconds", "", acquire_wait_);
-    header(out, "redlock_acquires_total", "counter", "Completed acquires by outcome.");
-    render_counters(out, "redlock_acquires_total", "outcome", acquires_);
+    header(out, "redlock_acquires_total", "counter",
+           "Completed acquires by outcome (and lock_options::metrics_label, when set).");
+    for (const auto& [key, value] : acquires_) {
+        const auto& [outcome, lock] = key;
+        out.append("redlock_acquires_total{outcome=\"").append(escape(outcome));
+        if (!lock.empty()) {
+            out.append("\",lock=\"").append(escape(lock));
+        }
+        out.append("\"} ").append(std::to_string(value)).append("\n");
+    }
+    header(out, "redlock_locks_held", "gauge",
+           "Locks this client holds: granted, not released, within their validity.");
+    out.append("redlock_locks_held ").append(std::to_string(locks_held_)).append("\n");
     header(out, "redlock_acquire_attempts_total", "counter",
            "Attempts made by completed acquires.");
     out.append("redlock_acquire_attempts_total ").append(std::to_string(attempts_)).append("\n");

@@ -422,7 +422,13 @@ void acquire_op::finish(std::error_code error) {
     }
     result.votes = take_votes();
     if (auto* m = impl_->metrics()) {
-        m->on_acquire(error, now() - called_at_, result.attempts);
+        const lock_info info{options_.metrics_label, keys_, options_.mode};
+        const auto took = now() - called_at_;
+        m->on_acquire(info, error, took, result.attempts);
+        if (!error) {
+            impl_->lock_granted(result.lock);
+        }
+        report_span(*m, "acquire", info, took, error, result.attempts, fsm_.votes().granted());
     }
     completion_.complete(error, std::move(result));
 }

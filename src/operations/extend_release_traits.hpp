@@ -47,8 +47,14 @@ struct extend_traits {
         return f.on_reply(node, o, now);
     }
     static round_action on_deadline(fsm& f, clock::time_point now) { return f.on_deadline(now); }
-    /// Renewals are reported by the watchdog, which knows they are renewals.
-    static void observe(metrics_observer&, std::error_code, const lock&, clock::time_point) {}
+    /// Renewals are reported by the watchdog, which knows they are renewals; the gauge of
+    /// locks held learns the new validity.
+    static void observe(client_impl& impl, metrics_observer&, std::error_code error, const lock&,
+                        const extend_result& result, clock::time_point) {
+        if (!error) {
+            impl.lock_extended(result.lock);
+        }
+    }
     static extend_result result(const fsm& f, const lock& held, std::chrono::milliseconds ttl) {
         extend_result r;
         if (f.valid_until() != clock::time_point{}) {
@@ -70,7 +76,10 @@ struct release_traits {
     static constexpr bool quarantine_applies = false;
     static void attach(client_impl&, const lock&) {}
     static void detach(client_impl&, const lock&) {}
-    static void starting(client_impl& impl, const lock& held) { impl.note_release(held.token()); }
+    static void starting(client_impl& impl, const lock& held) {
+        impl.note_release(held.token());
+        impl.lock_released(held);
+    }
     /// A delete that did not run is worth running, even late (also once the release completed
     /// at quorum): it compares our token, which no later lock carries (every acquire draws
     /// its own), and nothing of this lock follows a release, so the copy, though queued behind
@@ -91,11 +100,12 @@ struct release_traits {
         return f.on_reply(node, o);
     }
     static round_action on_deadline(fsm& f, clock::time_point) { return f.on_deadline(); }
-    static void observe(metrics_observer& m, std::error_code error, const lock& held,
-                        clock::time_point now) {
+    static void observe(client_impl&, metrics_observer& m, std::error_code error, const lock& held,
+                        const release_result&, clock::time_point now) {
         // valid_until = granting attempt's start + ttl - drift.
         const auto granted_at = held.valid_until() - (held.options().ttl - drift(held.options()));
-        m.on_release(error, now - granted_at);
+        m.on_release(lock_info{held.options().metrics_label, held.keys(), held.options().mode},
+                     error, now - granted_at);
     }
     /// `released` counts the deletes confirmed when the release completed: nodes still
     /// pending then may delete later (docs/api.md).

@@ -126,4 +126,20 @@ void operation::send(std::size_t node, const command& cmd, reply_tag tag) {
     impl_->node(node).send(cmd, shared_from_this(), tag.pack());
 }
 
+void operation::report_span(metrics_observer& m, std::string_view name, const lock_info& lock,
+                            clock::duration took, std::error_code error, unsigned attempts,
+                            std::size_t succeeded) const {
+    operation_span span;
+    span.operation = name;
+    span.lock = lock;
+    span.duration = took;
+    span.start = std::chrono::system_clock::now() -
+                 std::chrono::duration_cast<std::chrono::system_clock::duration>(took);
+    span.error = error;
+    span.attempts = attempts;
+    span.nodes = impl_->node_count();
+    span.succeeded = succeeded;
+    m.on_operation(span);
+}
+
 } // namespace redlock::detail

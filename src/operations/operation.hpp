@@ -94,6 +94,12 @@ protected:
 
     void send(std::size_t node, const command& cmd, reply_tag tag);
 
+    /// Reports the operation, completed with `error` after `took`, to the observer's
+    /// on_operation, as a span that started `took` ago on the wall clock.
+    void report_span(metrics_observer& m, std::string_view name, const lock_info& lock,
+                     clock::duration took, std::error_code error, unsigned attempts,
+                     std::size_t succeeded) const;
+
     std::shared_ptr<client_impl> impl_;
 
 private:

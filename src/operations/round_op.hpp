@@ -61,7 +61,8 @@ public:
         in_use.ttl = ttl_;
         impl_->note_options(in_use);
         Traits::starting(*impl_, held_);
-        act(Traits::start(fsm_, now(), held_));
+        started_at_ = now();
+        act(Traits::start(fsm_, started_at_, held_));
     }
 
     void cancel() override {
@@ -189,12 +190,20 @@ private:
         // Nodes still awaited stay `pending` in the result; their votes are still recorded.
         result.votes = settled_ ? take_votes() : votes();
         if (auto* m = impl_->metrics()) {
-            Traits::observe(*m, error, held_, now());
+            const auto at = now();
+            Traits::observe(*impl_, *m, error, held_, result, at);
+            // Not started (shut down before): a span of no time.
+            const auto took =
+                started_at_ == clock::time_point{} ? clock::duration{} : at - started_at_;
+            report_span(*m, Traits::name,
+                        {held_.options().metrics_label, held_.keys(), held_.options().mode}, took,
+                        error, 1, fsm_.votes().granted());
         }
         completion_.complete(error, std::move(result));
     }
 
     lock held_;
+    clock::time_point started_at_{};
     std::chrono::milliseconds ttl_;
     bool recreate_;
     std::string ttl_text_;

@@ -15,9 +15,9 @@ bool has_line(const std::string& text, const std::string& line) {
 
 TEST(prometheus_metrics, counts_acquires_by_outcome_and_attempts) {
     redlock::prometheus_metrics m({"127.0.0.1:7001"});
-    m.on_acquire({}, 2ms, 1);
-    m.on_acquire({}, 300us, 1);
-    m.on_acquire(errc::contention, 40ms, 3);
+    m.on_acquire({}, {}, 2ms, 1);
+    m.on_acquire({}, {}, 300us, 1);
+    m.on_acquire({}, errc::contention, 40ms, 3);
     const auto text = m.render();
     EXPECT_TRUE(has_line(text, "# TYPE redlock_acquires_total counter"));
     EXPECT_TRUE(has_line(text, "redlock_acquires_total{outcome=\"ok\"} 2"));
@@ -38,7 +38,7 @@ TEST(prometheus_metrics, renewals_losses_releases_and_nodes) {
     m.on_renewal({});
     m.on_renewal(errc::quorum_unreachable);
     m.on_lock_lost(errc::lock_lost);
-    m.on_release(errc::lock_lost, 7s);
+    m.on_release({}, errc::lock_lost, 7s);
     m.on_node_reply(0, {}, 80us);
     m.on_node_reply(1, errc::node_timeout, 50ms);
     m.on_node_reply(1, errc::server_error, 1ms);
@@ -109,3 +109,57 @@ TEST(prometheus_metrics, outcome_labels) {
 }
 
 } // namespace
+
+TEST(prometheus_metrics, a_metrics_label_becomes_a_lock_label_and_the_gauge_shows_locks_held) {
+    redlock::prometheus_metrics m({"127.0.0.1:7001"});
+    const std::vector<std::string> keys{"stock:42"};
+    m.on_acquire({"checkout", keys, redlock::lock_mode::exclusive}, {}, 1ms, 1);
+    m.on_acquire({"checkout", keys, redlock::lock_mode::exclusive}, errc::contention, 1ms, 2);
+    m.on_acquire({"", keys, redlock::lock_mode::exclusive}, {}, 1ms, 1);
+    m.on_locks_held(2);
+    const auto text = m.render();
+    EXPECT_TRUE(has_line(text, "redlock_acquires_total{outcome=\"ok\",lock=\"checkout\"} 1"));
+    EXPECT_TRUE(
+        has_line(text, "redlock_acquires_total{outcome=\"contention\",lock=\"checkout\"} 1"));
+    EXPECT_TRUE(has_line(text, "redlock_acquires_total{outcome=\"ok\"} 1")) << "no label: none";
+    EXPECT_EQ(text.find("stock:42"), std::string::npos) << "keys never become labels";
+    EXPECT_TRUE(has_line(text, "# TYPE redlock_locks_held gauge"));
+    EXPECT_TRUE(has_line(text, "redlock_locks_held 2"));
+}
+
+TEST(span_attributes, follow_the_opentelemetry_database_conventions) {
+    const std::vector<std::string> keys{"a", "b"};
+    redlock::operation_span span;
+    span.operation = "acquire";
+    span.lock = {"checkout", keys, redlock::lock_mode::exclusive};
+    span.error = errc::contention;
+    span.attempts = 3;
+    span.nodes = 5;
+    span.succeeded = 2;
+    const auto attributes = redlock::span_attributes(span);
+    const auto value = [&](const std::string& name) {
+        for (const auto& [key, v] : attributes) {
+            if (key == name) {
+                return v;
+            }
+        }
+        return std::string("(absent)");
+    };
+    EXPECT_EQ(value("db.system.name"), "redis");
+    EXPECT_EQ(value("db.operation.name"), "acquire");
+    EXPECT_EQ(value("error.type"), "contention");
+    EXPECT_EQ(value("redlock.lock.label"), "checkout");
+    EXPECT_EQ(value("redlock.keys"), "a,b");
+    EXPECT_EQ(value("redlock.mode"), "exclusive");
+    EXPECT_EQ(value("redlock.attempts"), "3");
+    EXPECT_EQ(value("redlock.nodes"), "5");
+    EXPECT_EQ(value("redlock.nodes.succeeded"), "2");
+
+    span.error = {};
+    span.lock.label = {};
+    const auto ok = redlock::span_attributes(span);
+    for (const auto& [key, v] : ok) {
+        EXPECT_NE(key, "error.type") << "a success has no error.type";
+        EXPECT_NE(key, "redlock.lock.label") << "no label set: none";
+    }
+}
