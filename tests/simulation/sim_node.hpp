@@ -80,23 +80,24 @@ public:
     /// Diagnoses for the report: patterns of known defects seen on the node.
     std::function<void(const std::string&)> on_note;
 
-    /// A script's PUBLISH on a release channel ("redlock:released:" + key), when it runs.
+    /// Every PUBLISH when it runs (release.lua's and force_release.lua's on
+    /// "redlock:released:" + key).
     std::function<void(const std::string& channel, const std::string& payload)> on_publish;
 
     /// The node's TIME in milliseconds since the epoch: its own drifting clock, offset so
     /// that it reads like a real node's (the holders' deadlines are in it).
     std::int64_t time_ms() const;
-    /// A compare-and-delete removed `token`'s hold of `key` (the key, or its holder in a
-    /// lock hash): for (k).
+    /// A compare-and-delete removed `token`'s hold of `key`: release.lua's DEL of the
+    /// string that is its token, or HDEL of its token's field in a lock hash. For (k).
     std::function<void(const std::string& key, const std::string& token)> on_delete;
 
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
     std::vector<std::string> live_lock_keys() const;
 
+private:
     /// What TIME adds to the node's local clock (ns): it reads like a real node's.
     static constexpr std::int64_t epoch_ns = 1'700'000'000LL * 1'000'000'000LL;
 
-private:
     using args_t = std::vector<std::string>;
     enum class kind { string, hash, list };
     struct entry {
