@@ -3,28 +3,13 @@
 #include "transport/scripts.hpp"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
+#include <climits>
 #include <cstdio>
-#include <cstdlib>
 
 namespace redlock::sim {
 
 namespace {
-
-std::string status(std::string_view s) {
-    return "+" + std::string(s) + "\r\n";
-}
-std::string error(std::string_view s) {
-    return "-" + std::string(s) + "\r\n";
-}
-std::string integer(long long v) {
-    return ":" + std::to_string(v) + "\r\n";
-}
-std::string bulk(std::string_view s) {
-    return "$" + std::to_string(s.size()) + "\r\n" + std::string(s) + "\r\n";
-}
-const std::string nil = "$-1\r\n";
 
 std::string upper(std::string_view s) {
     std::string out(s);
@@ -36,99 +21,43 @@ std::string upper(std::string_view s) {
     return out;
 }
 
-bool parse_int(std::string_view s, long long& out) {
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && end == s.data() + s.size() && !s.empty();
-}
-
-/// Decimal strings without leading zeros compare by length, then lexically (as the scripts do).
-bool decimal_less(std::string_view a, std::string_view b) {
-    return a.size() < b.size() || (a.size() == b.size() && a < b);
-}
-
-constexpr std::array known_scripts{&detail::release_script,        &detail::extend_script,
-                                   &detail::fence_raise_script,    &detail::fenced_call_script,
-                                   &detail::acquire_script,        &detail::holders_acquire_script,
-                                   &detail::writer_waiting_script, &detail::force_release_script};
-
-const detail::script* script_by_sha(std::string_view sha) {
-    for (const auto* s : known_scripts) {
-        if (s->sha1 == sha) {
-            return s;
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) {
+        if (c >= 'A' && c <= 'Z') {
+            c = static_cast<char>(c - 'A' + 'a');
         }
-    }
-    return nullptr;
-}
-
-const detail::script* script_by_text(std::string_view text) {
-    for (const auto* s : known_scripts) {
-        if (s->text == text) {
-            return s;
-        }
-    }
-    return nullptr;
-}
-
-std::string array(const std::vector<std::string>& bulks) {
-    std::string out = "*" + std::to_string(bulks.size()) + "\r\n";
-    for (const auto& b : bulks) {
-        out += bulk(b);
     }
     return out;
 }
 
-const std::string wrongtype =
-    error("WRONGTYPE Operation against a key holding the wrong kind of value");
-
-/// The scripts' own argument checks: `^[1-9][0-9]*$` of at most `digits` digits.
-bool positive_decimal(const std::vector<std::string>& argv, std::size_t i, std::size_t digits) {
-    if (i >= argv.size() || argv[i].empty() || argv[i].size() > digits || argv[i][0] == '0') {
+/// string2ll: an optional '-', digits, no leading zeros or '+' or spaces, within 64 bits.
+bool parse_int(std::string_view s, long long& out) {
+    if (s.empty() || s.size() > 20 || s[0] == '+' || (s.size() > 1 && s[0] == '0') ||
+        (s.size() >= 2 && s[0] == '-' && s[1] == '0') || s == "-") {
         return false;
     }
-    return std::all_of(argv[i].begin(), argv[i].end(), [](char c) { return c >= '0' && c <= '9'; });
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size();
 }
 
-/// The slot a semaphore's holder takes: the decimal after the '/' that ends its token.
-std::optional<long long> slot_of(const std::string& token) {
-    const auto slash = token.rfind('/');
-    if (slash == std::string::npos || slash + 1 == token.size() || token.size() - slash > 8) {
-        return std::nullopt;
+const sim_reply wrongtype =
+    sim_reply::error("WRONGTYPE Operation against a key holding the wrong kind of value");
+const sim_reply not_an_integer = sim_reply::error("ERR value is not an integer or out of range");
+const sim_reply syntax_error = sim_reply::error("ERR syntax error");
+
+/// `base` microseconds plus `count` milliseconds, held at the largest value rather than
+/// wrapped: an expiry 10^15 ms ahead (the scripts accept 15-digit TTLs) is far in range,
+/// one near 2^63 ms is "never" (Redis would keep it for longer than any schedule).
+std::int64_t after_ms(std::int64_t base, long long count) {
+    std::int64_t scaled = 0;
+    std::int64_t sum = 0;
+    if (__builtin_mul_overflow(count, 1000LL, &scaled) ||
+        __builtin_add_overflow(base, scaled, &sum)) {
+        return count < 0 ? INT64_MIN : INT64_MAX;
     }
-    for (std::size_t i = slash + 1; i < token.size(); ++i) {
-        if (token[i] < '0' || token[i] > '9') {
-            return std::nullopt;
-        }
-    }
-    return std::stoll(token.substr(slash + 1));
+    return sum;
 }
-
-/// A semaphore's mode: a permit count from 1 to 1000000.
-bool permit_count(std::string_view s) {
-    long long n = 0;
-    return !s.empty() && s[0] != '0' && s.size() <= 7 && parse_int(s, n) && n >= 1 && n <= 1000000;
-}
-
-/// A holder's deadline as the scripts read it (a Lua number), or none for a value that is
-/// not one: then the holder counts as expired.
-std::optional<double> deadline(std::string_view v) {
-    // Longer is no deadline of ours (and would overflow PEXPIREAT): counted as expired.
-    if (v.empty() || v.size() > 15 ||
-        !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        return std::nullopt;
-    }
-    return std::strtod(std::string(v).c_str(), nullptr);
-}
-
-std::string decimal(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-    return buf;
-}
-
-const std::string ttl_error = " ttl must be a positive integer of milliseconds below 10^15";
-
-/// Seconds since the epoch at the nodes' local clock 0: TIME reads like a real node's.
-constexpr std::int64_t epoch_ns = 1'700'000'000LL * sec;
 
 } // namespace
 
@@ -157,26 +86,35 @@ sim_node::entry* sim_node::find(const std::string& key) {
     if (it == data_.end()) {
         return nullptr;
     }
-    if (it->second.expire_at >= 0 && local_now() >= it->second.expire_at) {
+    if (it->second.expire_us >= 0 && local_us() >= it->second.expire_us) {
         data_.erase(it);
         return nullptr;
     }
     return &it->second;
 }
 
-bool sim_node::set_nx_px(const std::string& key, const std::string& value, std::int64_t ttl_ms,
-                         bool nx) {
-    if (nx && find(key)) {
-        return false;
-    }
-    data_[key] = entry{value, ttl_ms >= 0 ? local_now() + ttl_ms * ms : -1, commands_};
-    return true;
+sim_node::entry* sim_node::find_as(const std::string& key, kind t, bool& wrong) {
+    auto* e = find(key);
+    wrong = e && e->type != t;
+    return wrong ? nullptr : e;
+}
+
+sim_node::entry& sim_node::create(const std::string& key, kind t) {
+    auto& e = data_[key];
+    e = entry{};
+    e.type = t;
+    e.written = commands_;
+    return e;
+}
+
+void sim_node::erase(const std::string& key) {
+    data_.erase(key);
 }
 
 std::string sim_node::execute(const std::vector<std::string>& args, const std::string& who) {
     ++commands_;
     if (args.empty()) {
-        return error("ERR empty command");
+        return sim_reply::error("ERR empty command").resp();
     }
     const auto verb = upper(args[0]);
     if (faults_.evict_rate > 0 && verb != "INFO" && world_.chance(faults_.evict_rate)) {
@@ -191,9 +129,9 @@ std::string sim_node::execute(const std::vector<std::string>& args, const std::s
             "NOPERM this user has no permissions to run one of the commands"};
         std::string e = errors[world_.uniform(0, 3)];
         SIM_TRACE(world_, name(), who + " " + args[0] + " -> injected -" + e.substr(0, 8));
-        return error(e);
+        return sim_reply::error(e).resp();
     }
-    auto out = run(args, 0, 0);
+    auto out = dispatch(args, false).resp();
     if (world_.tracing()) {
         std::string text;
         for (std::size_t i = 0; i < args.size(); ++i) {
@@ -214,654 +152,509 @@ std::string sim_node::execute(const std::vector<std::string>& args, const std::s
     return out;
 }
 
-std::string sim_node::run(const std::vector<std::string>& args, std::size_t from, int depth) {
-    const std::size_t n = args.size() - from;
-    const auto name = upper(args[from]);
-    auto arg = [&](std::size_t i) -> const std::string& { return args[from + i]; };
-    if (name == "SET" && n >= 3) {
-        bool nx = false;
-        long long px = -1;
-        for (std::size_t i = 3; i < n; ++i) {
-            const auto opt = upper(arg(i));
-            if (opt == "NX") {
-                nx = true;
-            } else if (opt == "PX" && i + 1 < n) {
-                if (!parse_int(arg(++i), px) || px <= 0) {
-                    return error("ERR invalid expire time in 'set' command");
-                }
-            } else {
-                return error("ERR syntax error");
-            }
-        }
-        return set_nx_px(arg(1), arg(2), px, nx) ? status("OK") : nil;
-    }
-    if (name == "GET" && n == 2) {
-        auto* e = find(arg(1));
-        if (e && e->type != kind::string) {
-            return wrongtype;
-        }
-        return e ? bulk(e->value) : nil;
-    }
-    if (name == "TYPE" && n == 2) {
-        auto* e = find(arg(1));
-        if (!e) {
-            return status("none");
-        }
-        return status(e->type == kind::string ? "string" : e->type == kind::hash ? "hash" : "list");
-    }
-    if (name == "HGETALL" && n == 2) {
-        auto* e = find(arg(1));
-        if (e && e->type != kind::hash) {
-            return wrongtype;
-        }
-        std::vector<std::string> flat;
-        for (const auto& [field, value] : e ? e->fields : decltype(e->fields){}) {
-            flat.push_back(field);
-            flat.push_back(value);
-        }
-        return array(flat);
-    }
-    if (name == "HSET" && n >= 4 && n % 2 == 0) {
-        auto* e = find(arg(1));
-        if (e && e->type != kind::hash) {
-            return wrongtype;
-        }
-        if (!e) {
-            e = &(data_[arg(1)] = entry{{}, -1, commands_, kind::hash});
-        }
-        long long added = 0;
-        for (std::size_t i = 2; i < n; i += 2) {
-            added += e->fields.insert_or_assign(arg(i), arg(i + 1)).second ? 1 : 0;
-        }
-        e->written = commands_;
-        return integer(added);
-    }
-    if (name == "RPUSH" && n >= 3) {
-        auto* e = find(arg(1));
-        if (e && e->type != kind::list) {
-            return wrongtype;
-        }
-        if (!e) {
-            e = &(data_[arg(1)] = entry{{}, -1, commands_, kind::list});
-        }
-        for (std::size_t i = 2; i < n; ++i) {
-            e->items.push_back(arg(i));
-        }
-        return integer(static_cast<long long>(e->items.size()));
-    }
-    if (name == "TIME" && n == 1) {
-        const auto us_now = (epoch_ns + local_now()) / us;
-        return array({std::to_string(us_now / 1'000'000), std::to_string(us_now % 1'000'000)});
-    }
-    if (name == "DEL" && n >= 2) {
-        long long count = 0;
-        for (std::size_t i = 1; i < n; ++i) {
-            if (find(arg(i))) {
-                data_.erase(arg(i));
-                ++count;
-            }
-        }
-        return integer(count);
-    }
-    if (name == "PEXPIRE" && n == 3) {
-        long long ttl = 0;
-        if (!parse_int(arg(2), ttl)) {
-            return error("ERR value is not an integer or out of range");
-        }
-        auto* e = find(arg(1));
-        if (!e) {
-            return integer(0);
-        }
-        if (ttl <= 0) {
-            data_.erase(arg(1));
-        } else {
-            e->expire_at = local_now() + ttl * ms;
-        }
-        return integer(1);
-    }
-    if (name == "PTTL" && n == 2) {
-        auto* e = find(arg(1));
-        if (!e) {
-            return integer(-2);
-        }
-        return integer(e->expire_at < 0 ? -1 : (e->expire_at - local_now() + ms - 1) / ms);
-    }
-    if (name == "PING") {
-        return status("PONG");
-    }
-    if (name == "INFO") {
-        const auto uptime = (world_.now() - started_) / sec;
-        const bool evicts = faults_.evict_rate > 0;
-        return bulk("# Server\r\nredis_version:7.0.11\r\nrun_id:" + run_id_ +
-                    "\r\nuptime_in_seconds:" + std::to_string(uptime) +
-                    "\r\n\r\n# Memory\r\nmaxmemory:" + (evicts ? "3145728" : "0") +
-                    "\r\nmaxmemory_policy:" + (evicts ? "volatile-ttl" : "noeviction") +
-                    "\r\n\r\n# Stats\r\nevicted_keys:" + std::to_string(evicted_keys_) + "\r\n");
-    }
-    if (name == "SCRIPT" && n >= 2) {
-        const auto sub = upper(arg(1));
-        if (sub == "FLUSH") {
-            scripts_.clear();
-            return status("OK");
-        }
-        if (sub == "LOAD" && n == 3) {
-            const auto* s = script_by_text(arg(2));
-            if (!s) {
-                return error("ERR script not known to the simulation");
-            }
-            scripts_.insert(std::string(s->sha1));
-            return bulk(s->sha1);
-        }
-        return error("ERR unknown SCRIPT subcommand");
-    }
-    if ((name == "EVALSHA" || name == "EVAL") && n >= 3 && depth == 0) {
-        const detail::script* s = nullptr;
-        if (name == "EVALSHA") {
-            if (!scripts_.count(arg(1))) {
-                if (arg(1) == detail::release_script.sha1 && n >= 5) {
-                    release_noscript_[arg(4)] = commands_;
-                }
-                return error("NOSCRIPT No matching script. Please use EVAL.");
-            }
-            s = script_by_sha(arg(1));
-        } else {
-            s = script_by_text(arg(1));
-            if (s) {
-                scripts_.insert(std::string(s->sha1));
-            }
-        }
-        if (!s) {
-            return error("ERR script not known to the simulation");
-        }
-        long long keys = 0;
-        if (!parse_int(arg(2), keys) || keys < 0 || static_cast<std::size_t>(keys) > n - 3) {
-            return error("ERR Number of keys can't be greater than number of args");
-        }
-        return run_script(
-            s->sha1,
-            std::vector<std::string>(args.begin() + static_cast<long>(from) + 2, args.end()), depth,
-            name == "EVAL");
-    }
-    return error("ERR unknown command or wrong arguments '" + args[from] + "'");
-}
-
-/// `a` = numkeys, KEYS..., ARGV...
-std::string sim_node::run_script(std::string_view sha, const std::vector<std::string>& a, int depth,
-                                 bool via_eval) {
-    long long numkeys = 0;
-    parse_int(a[0], numkeys);
-    const auto nk = static_cast<std::size_t>(numkeys);
-    std::vector<std::string> keys(a.begin() + 1, a.begin() + 1 + static_cast<long>(nk));
-    std::vector<std::string> argv(a.begin() + 1 + static_cast<long>(nk), a.end());
-    auto get = [&](const std::string& k) -> std::optional<std::string> {
-        auto* e = find(k);
-        return e ? std::optional<std::string>(e->value) : std::nullopt;
+const sim_node::command_spec* sim_node::lookup(const std::string& name) {
+    static const std::unordered_map<std::string, command_spec> table{
+        {"SET", {-3, true, &sim_node::cmd_set}},
+        {"GET", {2, true, &sim_node::cmd_get}},
+        {"DEL", {-2, true, &sim_node::cmd_del}},
+        {"PEXPIRE", {-3, true, &sim_node::cmd_pexpire}},
+        {"PEXPIREAT", {-3, true, &sim_node::cmd_pexpireat}},
+        {"PTTL", {2, true, &sim_node::cmd_pttl}},
+        {"TYPE", {2, true, &sim_node::cmd_type}},
+        {"TIME", {1, true, &sim_node::cmd_time}},
+        {"HSET", {-4, true, &sim_node::cmd_hset}},
+        {"HGET", {3, true, &sim_node::cmd_hget}},
+        {"HDEL", {-3, true, &sim_node::cmd_hdel}},
+        {"HLEN", {2, true, &sim_node::cmd_hlen}},
+        {"HGETALL", {2, true, &sim_node::cmd_hgetall}},
+        {"RPUSH", {-3, true, &sim_node::cmd_rpush}},
+        {"LRANGE", {4, true, &sim_node::cmd_lrange}},
+        {"PUBLISH", {3, true, &sim_node::cmd_publish}},
+        {"PING", {-1, true, &sim_node::cmd_ping}},
+        {"INFO", {-1, true, &sim_node::cmd_info}},
+        {"SCRIPT", {-2, false, &sim_node::cmd_script}},
+        {"EVAL", {-3, false, &sim_node::cmd_eval}},
+        {"EVALSHA", {-3, false, &sim_node::cmd_evalsha}},
     };
-    auto bad = [] { return error("ERR wrong number of arguments for the script"); };
-
-    if (sha == detail::release_script.sha1) {
-        return release(keys, argv, via_eval);
-    }
-    if (sha == detail::extend_script.sha1) {
-        return extend(keys, argv);
-    }
-    if (sha == detail::acquire_script.sha1) {
-        return acquire(keys, argv);
-    }
-    if (sha == detail::holders_acquire_script.sha1) {
-        return holders_acquire(keys, argv);
-    }
-    if (sha == detail::fence_raise_script.sha1) {
-        return fence_raise(keys, argv);
-    }
-    if (sha == detail::writer_waiting_script.sha1) {
-        return writer_waiting(keys, argv);
-    }
-    if (sha == detail::force_release_script.sha1) {
-        return force_release(keys);
-    }
-    if (sha == detail::fenced_call_script.sha1) {
-        if (keys.empty() || argv.size() < 2) {
-            return bad();
-        }
-        const auto& token = argv[0];
-        long long value = 0;
-        if (token.size() > 20 || token[0] == '0' || !parse_int(token, value)) {
-            return error("ERR fencing token must be a positive decimal integer");
-        }
-        const auto highest = get(keys[0]).value_or("0");
-        if (decimal_less(token, highest)) {
-            return error("FENCED " + token + " < " + highest);
-        }
-        if (token != highest) {
-            data_[keys[0]] = entry{token, -1, commands_};
-        }
-        return run(std::vector<std::string>(argv.begin() + 1, argv.end()), 0, depth + 1);
-    }
-    return error("ERR script not known to the simulation");
+    const auto it = table.find(name);
+    return it == table.end() ? nullptr : &it->second;
 }
 
-std::int64_t sim_node::time_ms() const {
-    return (epoch_ns + local_now()) / ms;
+sim_reply sim_node::dispatch(const args_t& args, bool from_script) {
+    const auto name = upper(args[0]);
+    const auto* spec = lookup(name);
+    const auto argc = static_cast<int>(args.size());
+    const bool arity_ok = spec && (spec->arity > 0 ? argc == spec->arity : argc >= -spec->arity);
+    if (from_script) {
+        // scriptCall's checks, in its order.
+        if (!spec) {
+            return sim_reply::error("ERR Unknown Redis command called from script");
+        }
+        if (!arity_ok) {
+            return sim_reply::error("ERR Wrong number of args calling Redis command from script");
+        }
+        if (!spec->from_scripts) {
+            return sim_reply::error("ERR This Redis command is not allowed from script");
+        }
+    } else if (!spec) {
+        std::string shown;
+        for (std::size_t i = 1; i < args.size() && shown.size() < 128; ++i) {
+            shown += "'" + args[i].substr(0, 128 - shown.size()) + "' ";
+        }
+        return sim_reply::error("ERR unknown command '" + args[0].substr(0, 128) +
+                                "', with args beginning with: " + shown);
+    } else if (!arity_ok) {
+        return sim_reply::error("ERR wrong number of arguments for '" + lower(args[0]) +
+                                "' command");
+    }
+    return (this->*spec->run)(args);
 }
 
-bool sim_node::lock_hash(const entry& e) {
-    if (e.type != kind::hash) {
-        return false;
-    }
-    const auto mode = e.fields.find("mode");
-    return mode != e.fields.end() && (mode->second == "shared" || permit_count(mode->second));
+sim_reply sim_node::script_command(const std::vector<std::string>& args) {
+    ++commands_;
+    return dispatch(args, true);
 }
 
-bool sim_node::holds(const std::string& key, const std::string& token) {
-    const auto* e = find(key);
-    if (!e) {
-        return false;
+sim_reply sim_node::cmd_set(const args_t& a) {
+    // parseExtendedStringArgumentsOrReply, then getExpireMillisecondsOrReply, then NX/XX.
+    bool nx = false, xx = false, get = false, keepttl = false;
+    const std::string* expire = nullptr;
+    std::string unit;
+    for (std::size_t j = 3; j < a.size(); ++j) {
+        const auto opt = upper(a[j]);
+        const bool has_next = j + 1 < a.size();
+        if (opt == "NX" && !xx) {
+            nx = true;
+        } else if (opt == "XX" && !nx) {
+            xx = true;
+        } else if (opt == "GET") {
+            get = true;
+        } else if (opt == "KEEPTTL" && !expire) {
+            keepttl = true;
+        } else if ((opt == "EX" || opt == "PX" || opt == "EXAT" || opt == "PXAT") && !keepttl &&
+                   !expire && has_next) {
+            unit = opt;
+            expire = &a[++j];
+        } else {
+            return syntax_error;
+        }
     }
-    if (e->type == kind::string) {
-        return e->value == token;
+    const auto now_ms = time_ms();
+    long long when = -1; // absolute ms
+    if (expire) {
+        long long v = 0;
+        if (!parse_int(*expire, v)) {
+            return not_an_integer;
+        }
+        const bool seconds = unit == "EX" || unit == "EXAT";
+        const bool relative = unit == "EX" || unit == "PX";
+        if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) {
+            return sim_reply::error("ERR invalid expire time in 'set' command");
+        }
+        v = seconds ? v * 1000 : v;
+        if (relative && v > LLONG_MAX - now_ms) {
+            return sim_reply::error("ERR invalid expire time in 'set' command");
+        }
+        when = relative ? now_ms + v : v;
     }
-    if (!lock_hash(*e)) {
-        return false;
+    auto* e = find(a[1]);
+    if (get && e && e->type != kind::string) {
+        return wrongtype;
     }
-    const auto field = e->fields.find(token);
-    if (field == e->fields.end()) {
-        return false;
+    const auto old = get && e ? sim_reply::bulk(e->value) : sim_reply::nil();
+    if ((nx && e) || (xx && !e)) {
+        return get ? old : sim_reply::nil();
     }
-    const auto d = deadline(field->second);
-    return d && *d > static_cast<double>(time_ms());
+    const auto kept = keepttl && e ? e->expire_us : -1;
+    auto& fresh = create(a[1], kind::string);
+    fresh.value = a[2];
+    if (when >= 0) {
+        fresh.expire_us = unit == "PX" || unit == "EX" ? after_ms(local_us(), when - now_ms)
+                                                       : after_ms(-epoch_ns / us, when);
+    } else {
+        fresh.expire_us = kept;
+    }
+    return get ? old : sim_reply::status("OK");
 }
 
-bool sim_node::permit_free(const entry& e, const std::string& token,
-                           const std::string& permits) const {
-    const auto slot = slot_of(token);
-    if (!slot || *slot >= std::stoll(permits)) {
-        return false;
+sim_reply sim_node::cmd_get(const args_t& a) {
+    bool wrong = false;
+    const auto* e = find_as(a[1], kind::string, wrong);
+    if (wrong) {
+        return wrongtype;
     }
-    const auto now = static_cast<double>(time_ms());
+    return e ? sim_reply::bulk(e->value) : sim_reply::nil();
+}
+
+sim_reply sim_node::cmd_del(const args_t& a) {
     long long count = 0;
-    for (const auto& [field, value] : e.fields) {
-        if (field != "mode" && field != "writer_waiting") {
-            const auto d = deadline(value);
-            if (d && *d > now) {
-                if (slot_of(field) == slot) {
-                    return false;
-                }
-                ++count;
-            }
-        }
-    }
-    return count < std::stoll(permits);
-}
-
-void sim_node::expire_at_ms(entry& e, double deadline_ms) const {
-    e.expire_at = static_cast<std::int64_t>(deadline_ms) * ms - epoch_ns;
-}
-
-void sim_node::settle(const std::string& key) {
-    auto& e = data_.at(key);
-    const auto now = static_cast<double>(time_ms());
-    std::optional<double> latest;
-    for (auto it = e.fields.begin(); it != e.fields.end();) {
-        const auto d = it->first == "mode" ? std::optional<double>() : deadline(it->second);
-        if (it->first != "mode" && (!d || *d <= now)) {
-            it = e.fields.erase(it);
+    for (std::size_t i = 1; i < a.size(); ++i) {
+        auto* e = find(a[i]);
+        if (!e) {
             continue;
         }
-        if (d && it->first != "writer_waiting" && (!latest || *d > *latest)) {
-            latest = d;
+        if (running_.sha && *running_.sha == detail::release_script.sha1 &&
+            e->type == kind::string && running_.token && e->value == *running_.token) {
+            // release.lua's compare-and-delete of a plain lock.
+            const auto refused = release_noscript_.find(e->value);
+            if (running_.via_eval && on_note && refused != release_noscript_.end() &&
+                e->written > refused->second) {
+                on_note("defect 1 pattern on " + name() +
+                        ": a compare-and-delete refused with NOSCRIPT, resent as EVAL, deleted " +
+                        a[i] + " written by a later command with the same token " +
+                        e->value.substr(0, 8));
+            }
+            if (on_delete) {
+                on_delete(a[i], e->value);
+            }
         }
-        ++it;
+        erase(a[i]);
+        ++count;
     }
-    if (latest) {
-        expire_at_ms(e, *latest);
-    } else {
-        data_.erase(key);
-    }
+    return sim_reply::number(count);
 }
 
-void sim_node::publish_release(const std::string& key, const std::string& payload) {
-    const auto channel = "redlock:released:" + key;
+sim_reply sim_node::cmd_pexpire(const args_t& a) {
+    return expire(a, false);
+}
+
+sim_reply sim_node::cmd_pexpireat(const args_t& a) {
+    return expire(a, true);
+}
+
+/// expireGenericCommand (Redis 7.0): the options, the integer, overflow, then NX/XX/GT/LT;
+/// a time not after now deletes the key.
+sim_reply sim_node::expire(const args_t& a, bool absolute) {
+    bool nx = false, xx = false, gt = false, lt = false;
+    for (std::size_t j = 3; j < a.size(); ++j) {
+        const auto opt = upper(a[j]);
+        if (opt == "NX") {
+            nx = true;
+        } else if (opt == "XX") {
+            xx = true;
+        } else if (opt == "GT") {
+            gt = true;
+        } else if (opt == "LT") {
+            lt = true;
+        } else {
+            return sim_reply::error("ERR Unsupported option " + a[j]);
+        }
+    }
+    if (nx && (xx || gt || lt)) {
+        return sim_reply::error(
+            "ERR NX and XX, GT or LT options at the same time are not compatible");
+    }
+    if (gt && lt) {
+        return sim_reply::error("ERR GT and LT options at the same time are not compatible");
+    }
+    long long when = 0;
+    if (!parse_int(a[2], when)) {
+        return not_an_integer;
+    }
+    const auto now_ms = time_ms();
+    if (!absolute && when > LLONG_MAX - now_ms) {
+        return sim_reply::error(std::string("ERR invalid expire time in '") +
+                                (absolute ? "pexpireat" : "pexpire") + "' command");
+    }
+    auto* e = find(a[1]);
+    if (!e) {
+        return sim_reply::number(0);
+    }
+    const long long target = absolute ? when : now_ms + when;
+    // The current expiry in ms, -1 for none (infinite for GT and LT).
+    const long long current = e->expire_us < 0 ? -1 : (epoch_ns / us + e->expire_us) / 1000;
+    if ((nx && current != -1) || (xx && current == -1) ||
+        (gt && (current == -1 || target <= current)) ||
+        (lt && current != -1 && target >= current)) {
+        return sim_reply::number(0);
+    }
+    if (target <= now_ms) {
+        erase(a[1]);
+        return sim_reply::number(1);
+    }
+    e->expire_us = absolute ? after_ms(-epoch_ns / us, target) : after_ms(local_us(), when);
+    return sim_reply::number(1);
+}
+
+sim_reply sim_node::cmd_pttl(const args_t& a) {
+    const auto* e = find(a[1]);
+    if (!e) {
+        return sim_reply::number(-2);
+    }
+    return sim_reply::number(e->expire_us < 0 ? -1 : (e->expire_us - local_us() + 999) / 1000);
+}
+
+sim_reply sim_node::cmd_type(const args_t& a) {
+    const auto* e = find(a[1]);
+    if (!e) {
+        return sim_reply::status("none");
+    }
+    return sim_reply::status(e->type == kind::string ? "string"
+                             : e->type == kind::hash ? "hash"
+                                                     : "list");
+}
+
+sim_reply sim_node::cmd_time(const args_t&) {
+    const auto us_now = (epoch_ns + local_now()) / us;
+    return sim_reply::array({sim_reply::bulk(std::to_string(us_now / 1'000'000)),
+                             sim_reply::bulk(std::to_string(us_now % 1'000'000))});
+}
+
+sim_reply sim_node::cmd_hset(const args_t& a) {
+    if (a.size() % 2 == 1) {
+        return sim_reply::error("ERR wrong number of arguments for 'hset' command");
+    }
+    bool wrong = false;
+    auto* e = find_as(a[1], kind::hash, wrong);
+    if (wrong) {
+        return wrongtype;
+    }
+    if (!e) {
+        e = &create(a[1], kind::hash);
+    }
+    long long added = 0;
+    for (std::size_t i = 2; i < a.size(); i += 2) {
+        auto it = std::find_if(e->fields.begin(), e->fields.end(),
+                               [&](const auto& f) { return f.first == a[i]; });
+        if (it == e->fields.end()) {
+            e->fields.emplace_back(a[i], a[i + 1]);
+            ++added;
+        } else {
+            it->second = a[i + 1];
+        }
+    }
+    e->written = commands_;
+    return sim_reply::number(added);
+}
+
+sim_reply sim_node::cmd_hget(const args_t& a) {
+    bool wrong = false;
+    const auto* e = find_as(a[1], kind::hash, wrong);
+    if (wrong) {
+        return wrongtype;
+    }
+    if (e) {
+        for (const auto& [field, value] : e->fields) {
+            if (field == a[2]) {
+                return sim_reply::bulk(value);
+            }
+        }
+    }
+    return sim_reply::nil();
+}
+
+sim_reply sim_node::cmd_hdel(const args_t& a) {
+    bool wrong = false;
+    auto* e = find_as(a[1], kind::hash, wrong);
+    if (wrong) {
+        return wrongtype;
+    }
+    if (!e) {
+        return sim_reply::number(0);
+    }
+    long long removed = 0;
+    for (std::size_t i = 2; i < a.size(); ++i) {
+        const auto it = std::find_if(e->fields.begin(), e->fields.end(),
+                                     [&](const auto& f) { return f.first == a[i]; });
+        if (it == e->fields.end()) {
+            continue;
+        }
+        e->fields.erase(it);
+        ++removed;
+        if (running_.sha && *running_.sha == detail::release_script.sha1 && running_.token &&
+            a[i] == *running_.token && on_delete) {
+            on_delete(a[1], a[i]); // release.lua's removal of our holder from a lock hash
+        }
+    }
+    if (e->fields.empty()) {
+        erase(a[1]);
+    }
+    return sim_reply::number(removed);
+}
+
+sim_reply sim_node::cmd_hlen(const args_t& a) {
+    bool wrong = false;
+    const auto* e = find_as(a[1], kind::hash, wrong);
+    if (wrong) {
+        return wrongtype;
+    }
+    return sim_reply::number(e ? static_cast<long long>(e->fields.size()) : 0);
+}
+
+sim_reply sim_node::cmd_hgetall(const args_t& a) {
+    bool wrong = false;
+    const auto* e = find_as(a[1], kind::hash, wrong);
+    if (wrong) {
+        return wrongtype;
+    }
+    auto out = sim_reply::array({});
+    if (e) {
+        for (const auto& [field, value] : e->fields) {
+            out.elements.push_back(sim_reply::bulk(field));
+            out.elements.push_back(sim_reply::bulk(value));
+        }
+    }
+    return out;
+}
+
+sim_reply sim_node::cmd_rpush(const args_t& a) {
+    bool wrong = false;
+    auto* e = find_as(a[1], kind::list, wrong);
+    if (wrong) {
+        return wrongtype;
+    }
+    if (!e) {
+        e = &create(a[1], kind::list);
+    }
+    e->items.insert(e->items.end(), a.begin() + 2, a.end());
+    e->written = commands_;
+    return sim_reply::number(static_cast<long long>(e->items.size()));
+}
+
+sim_reply sim_node::cmd_lrange(const args_t& a) {
+    long long start = 0;
+    long long stop = 0;
+    if (!parse_int(a[2], start) || !parse_int(a[3], stop)) {
+        return not_an_integer;
+    }
+    bool wrong = false;
+    const auto* e = find_as(a[1], kind::list, wrong);
+    if (wrong) {
+        return wrongtype;
+    }
+    auto out = sim_reply::array({});
+    if (!e) {
+        return out;
+    }
+    const auto n = static_cast<long long>(e->items.size());
+    start = start < 0 ? std::max(0LL, n + start) : start;
+    stop = stop < 0 ? n + stop : std::min(stop, n - 1);
+    for (long long i = start; i <= stop; ++i) {
+        out.elements.push_back(sim_reply::bulk(e->items[static_cast<std::size_t>(i)]));
+    }
+    return out;
+}
+
+sim_reply sim_node::cmd_publish(const args_t& a) {
+    const auto& channel = a[1];
+    const auto& payload = a[2];
     SIM_TRACE(world_, name(), "PUBLISH " + channel + " " + payload);
     if (on_publish) {
         on_publish(channel, payload);
     }
+    long long receivers = 0;
     if (const auto it = channels_.find(channel); it != channels_.end()) {
         const auto sinks = it->second; // a sink may unsubscribe
         for (const auto& [id, sink] : sinks) {
             sink(channel, payload);
+            ++receivers;
         }
     }
+    return sim_reply::number(receivers);
 }
 
-sim_node::reply sim_node::release(const std::vector<std::string>& keys,
-                                  const std::vector<std::string>& argv, bool via_eval) {
-    if (keys.empty() || argv.empty()) {
-        return error("ERR release.lua: KEYS = lock keys (at least one), ARGV[1] = token");
+sim_reply sim_node::cmd_ping(const args_t& a) {
+    if (a.size() > 2) {
+        return sim_reply::error("ERR wrong number of arguments for 'ping' command");
     }
-    const auto& token = argv[0];
-    const std::string announcement = argv.size() > 1 ? argv[1] : std::string();
-    long long all = 1;
-    for (const auto& key : keys) {
-        bool removed = false;
-        auto* e = find(key);
-        if (e && e->type == kind::string && e->value == token) {
-            const auto refused = release_noscript_.find(token);
-            if (via_eval && on_note && refused != release_noscript_.end() &&
-                e->written > refused->second) {
-                on_note("defect 1 pattern on " + name() +
-                        ": a compare-and-delete refused with NOSCRIPT, resent as EVAL, deleted " +
-                        key + " written by a later command with the same token " +
-                        token.substr(0, 8));
-            }
-            data_.erase(key);
-            removed = true;
-        } else if (e && lock_hash(*e) && e->fields.count(token)) {
-            const auto d = deadline(e->fields.at(token));
-            if (!d || *d <= static_cast<double>(time_ms())) {
-                all = 0;
-            }
-            e->fields.erase(token);
-            removed = true;
-            settle(key);
-        } else {
-            all = 0;
-        }
-        if (removed) {
-            if (on_delete) {
-                on_delete(key, token);
-            }
-            publish_release(key, announcement);
-        }
-    }
-    return integer(all);
+    return a.size() == 2 ? sim_reply::bulk(a[1]) : sim_reply::status("PONG");
 }
 
-sim_node::reply sim_node::extend(const std::vector<std::string>& keys,
-                                 const std::vector<std::string>& argv) {
-    if (keys.empty() || argv.empty()) {
-        return error("ERR extend.lua: KEYS = lock keys (at least one), ARGV = token, ttl, "
-                     "recreate, kind");
-    }
-    if (!positive_decimal(argv, 1, 15)) {
-        return error("ERR extend.lua:" + ttl_error);
-    }
-    const auto& token = argv[0];
-    const long long ttl = std::stoll(argv[1]);
-    const bool recreate = argv.size() > 2 && argv[2] == "1";
-    const std::string lock_kind = argv.size() > 3 ? argv[3] : "";
-    if (!lock_kind.empty() && lock_kind != "shared" && !permit_count(lock_kind)) {
-        return error("ERR extend.lua: kind must be \"\", \"shared\" or a permit count from 1 to "
-                     "1000000");
-    }
-    const auto now = static_cast<double>(time_ms());
-    enum class step { pexpire, set, hold };
-    std::vector<step> plan;
-    for (const auto& key : keys) {
-        auto* e = find(key);
-        if (!e) {
-            if (!recreate || (!lock_kind.empty() && lock_kind != "shared" &&
-                              !permit_free(entry{}, token, lock_kind))) {
-                return integer(0);
-            }
-            plan.push_back(step::set);
-        } else if (e->type == kind::string) {
-            if (e->value != token || !lock_kind.empty()) {
-                return integer(0);
-            }
-            plan.push_back(step::pexpire);
-        } else {
-            const auto mode = e->fields.find("mode");
-            if (lock_kind.empty() || e->type != kind::hash || mode == e->fields.end() ||
-                mode->second != lock_kind) {
-                return integer(0);
-            }
-            const auto field = e->fields.find(token);
-            const auto d = field == e->fields.end() ? std::nullopt : deadline(field->second);
-            const bool held = d && *d > now;
-            if (!held &&
-                !(recreate && (lock_kind == "shared" || permit_free(*e, token, lock_kind)))) {
-                return integer(0);
-            }
-            plan.push_back(step::hold);
-        }
-    }
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-        if (plan[i] == step::pexpire) {
-            data_.at(keys[i]).expire_at = local_now() + ttl * ms;
-        } else if (plan[i] == step::set && lock_kind.empty()) {
-            set_nx_px(keys[i], token, ttl, false);
-        } else {
-            auto [it, created] = data_.try_emplace(keys[i], entry{{}, -1, commands_, kind::hash});
-            it->second.fields["mode"] = lock_kind;
-            it->second.fields[token] = decimal(now + static_cast<double>(ttl));
-            it->second.written = commands_;
-            settle(keys[i]);
-        }
-    }
-    return integer(1);
+sim_reply sim_node::cmd_info(const args_t&) {
+    const auto uptime = (world_.now() - started_) / sec;
+    const bool evicts = faults_.evict_rate > 0;
+    return sim_reply::bulk("# Server\r\nredis_version:7.0.11\r\nrun_id:" + run_id_ +
+                           "\r\nuptime_in_seconds:" + std::to_string(uptime) +
+                           "\r\n\r\n# Memory\r\nmaxmemory:" + (evicts ? "3145728" : "0") +
+                           "\r\nmaxmemory_policy:" + (evicts ? "volatile-ttl" : "noeviction") +
+                           "\r\n\r\n# Stats\r\nevicted_keys:" + std::to_string(evicted_keys_) +
+                           "\r\n");
 }
 
-sim_node::reply sim_node::acquire(const std::vector<std::string>& keys,
-                                  const std::vector<std::string>& argv) {
-    const std::size_t n = positive_decimal(argv, 2, 18) ? std::stoull(argv[2]) : 0;
-    if (argv.empty() || n == 0 || (keys.size() != n && keys.size() != 2 * n)) {
-        return error("ERR acquire.lua: KEYS = n lock keys then 0 or n counters, ARGV = token, "
-                     "ttl, n");
+sim_reply sim_node::cmd_script(const args_t& a) {
+    const auto sub = upper(a[1]);
+    if (sub == "FLUSH" && a.size() <= 3) {
+        scripts_.clear();
+        return sim_reply::status("OK");
     }
-    if (!positive_decimal(argv, 1, 15)) {
-        return error("ERR acquire.lua:" + ttl_error);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-        if (find(keys[i])) {
-            return nil;
+    if (sub == "LOAD" && a.size() == 3) {
+        const auto sha = sha_of(a[2]);
+        auto compiled = lua_scripts::shared().load(sha, a[2]);
+        if (compiled.is_error()) {
+            return compiled;
         }
+        scripts_.insert(sha);
+        return sim_reply::bulk(sha);
     }
-    std::optional<std::string> largest;
-    if (keys.size() == 2 * n) {
-        largest = "0";
-        for (std::size_t i = n; i < 2 * n; ++i) {
-            const auto* counter = find(keys[i]);
-            if (counter && counter->type != kind::string) {
-                return error("WRONGTYPE fencing counter " + keys[i] + " is not a string");
-            }
-            if (counter && decimal_less(*largest, counter->value)) {
-                largest = counter->value;
-            }
+    if (sub == "EXISTS" && a.size() >= 3) {
+        auto out = sim_reply::array({});
+        for (std::size_t i = 2; i < a.size(); ++i) {
+            out.elements.push_back(sim_reply::number(scripts_.count(lower(a[i])) ? 1 : 0));
         }
+        return out;
     }
-    for (std::size_t i = 0; i < n; ++i) {
-        set_nx_px(keys[i], argv[0], std::stoll(argv[1]), false);
-    }
-    if (largest && faults_.lies_about_counter) {
-        return bulk("18446744073709551614");
-    }
-    return largest ? bulk(*largest) : integer(1);
+    return sim_reply::error("ERR unknown subcommand or wrong number of arguments for '" + a[1] +
+                            "'. Try SCRIPT HELP.");
 }
 
-sim_node::reply sim_node::holders_acquire(const std::vector<std::string>& keys,
-                                          const std::vector<std::string>& argv) {
-    if ((keys.size() != 1 && keys.size() != 2) || argv.empty()) {
-        return error("ERR holders_acquire.lua: KEYS = lock key[, counter], ARGV = token, ttl, "
-                     "kind");
-    }
-    if (!positive_decimal(argv, 1, 15)) {
-        return error("ERR holders_acquire.lua:" + ttl_error);
-    }
-    const std::string lock_kind = argv.size() > 2 ? argv[2] : "";
-    if (lock_kind != "shared" && !permit_count(lock_kind)) {
-        return error("ERR holders_acquire.lua: kind must be \"shared\" or a permit count from 1 "
-                     "to 1000000");
-    }
-    const auto describe = [](const std::string& mode) -> std::string {
-        if (mode == "shared") {
-            return "a read-write lock's readers";
-        }
-        return mode == "1" ? "a semaphore of 1 permit" : "a semaphore of " + mode + " permits";
-    };
-    std::optional<long long> slot;
-    if (lock_kind != "shared") {
-        slot = slot_of(argv[0]);
-        if (!slot || *slot >= std::stoll(lock_kind)) {
-            return error("ERR holders_acquire.lua: a permit token ends in /SLOT, SLOT from 0 to "
-                         "N-1");
+std::string sim_node::sha_of(const std::string& text) {
+    // The library's scripts are the ones sent again and again: their SHA1 is known.
+    for (const auto* s : {&detail::release_script, &detail::extend_script, &detail::acquire_script,
+                          &detail::holders_acquire_script, &detail::fence_raise_script,
+                          &detail::writer_waiting_script, &detail::force_release_script,
+                          &detail::fenced_call_script}) {
+        if (s->text == text) {
+            return std::string(s->sha1);
         }
     }
-    const auto& key = keys[0];
-    auto* e = find(key);
-    if (e && e->type == kind::string) {
-        return nil;
-    }
-    if (e && e->type == kind::list) {
-        return error("REDLOCK_MISMATCH key is a list, not a lock");
-    }
-    if (e && !lock_hash(*e)) {
-        return error("REDLOCK_MISMATCH key is a hash, not a lock");
-    }
-    if (e && e->fields.at("mode") != lock_kind) {
-        const auto& mode = e->fields.at("mode");
-        const auto asked =
-            lock_kind == "shared" || mode == "shared" ? describe(lock_kind) : lock_kind;
-        return error("REDLOCK_MISMATCH key holds " + describe(mode) + ", asked for " + asked);
-    }
-    std::optional<std::string> counter;
-    if (keys.size() == 2) {
-        const auto* c = find(keys[1]);
-        if (c && c->type != kind::string) {
-            return error("WRONGTYPE fencing counter " + keys[1] + " is not a string");
-        }
-        counter = c ? c->value : "0";
-    }
-    const auto now = static_cast<double>(time_ms());
-    const auto mine = now + static_cast<double>(std::stoll(argv[1]));
-    long long holding = 0;
-    bool taken = false;
-    double latest = mine;
-    std::optional<double> mark;
-    if (e) {
-        for (auto it = e->fields.begin(); it != e->fields.end();) {
-            if (it->first == "mode") {
-                ++it;
-                continue;
-            }
-            const auto d = deadline(it->second);
-            if (!d || *d <= now) {
-                it = e->fields.erase(it);
-                continue;
-            }
-            if (it->first == "writer_waiting") {
-                mark = d;
-            } else {
-                ++holding;
-                latest = std::max(latest, *d);
-                taken = taken || (slot && slot_of(it->first) == slot);
-            }
-            ++it;
-        }
-        if (mark && holding == 0) {
-            // The mark dies with the last reader.
-            e->fields.erase("writer_waiting");
-            mark.reset();
-        }
-    }
-    if (lock_kind == "shared" ? mark.has_value() : taken || holding >= std::stoll(lock_kind)) {
-        return nil;
-    }
-    if (!e) {
-        e = &(data_[key] = entry{{}, -1, commands_, kind::hash});
-    }
-    e->fields["mode"] = lock_kind;
-    e->fields[argv[0]] = decimal(mine);
-    e->written = commands_;
-    expire_at_ms(*e, latest);
-    return counter ? bulk(*counter) : integer(1);
+    return sha1_hex(text);
 }
 
-sim_node::reply sim_node::fence_raise(const std::vector<std::string>& keys,
-                                      const std::vector<std::string>& argv) {
-    const std::size_t n = keys.size() / 2;
-    if (n < 1 || keys.size() % 2 != 0 || argv.empty()) {
-        return error("ERR fence_raise.lua: KEYS = n lock keys then their n counters, ARGV = "
-                     "token, t");
+/// evalGenericCommand: numkeys, then the script (by SHA1 from the cache, or the text, which
+/// EVAL loads into the cache), run with this node as the host of its redis.call.
+sim_reply sim_node::eval(const args_t& a, bool by_sha) {
+    long long numkeys = 0;
+    if (!parse_int(a[2], numkeys)) {
+        return not_an_integer;
     }
-    if (!positive_decimal(argv, 1, 20)) {
-        return error("ERR fence_raise.lua: t must be a positive decimal integer");
+    if (numkeys > static_cast<long long>(a.size()) - 3) {
+        return sim_reply::error("ERR Number of keys can't be greater than number of args");
     }
-    const auto& t = argv[1];
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!holds(keys[i], argv[0])) {
-            return integer(0);
+    if (numkeys < 0) {
+        return sim_reply::error("ERR Number of keys can't be negative");
+    }
+    const auto keys_end = a.begin() + 3 + numkeys;
+    std::string sha;
+    if (by_sha) {
+        sha = lower(a[1]);
+        if (!scripts_.count(sha)) {
+            if (sha == detail::release_script.sha1 && keys_end != a.end()) {
+                release_noscript_[*keys_end] = commands_;
+            }
+            return sim_reply::error("NOSCRIPT No matching script. Please use EVAL.");
         }
-        const auto* counter = find(keys[n + i]);
-        if (counter && counter->type != kind::string) {
-            return error("WRONGTYPE fencing counter " + keys[n + i] + " is not a string");
+    } else {
+        sha = sha_of(a[1]);
+        auto compiled = lua_scripts::shared().load(sha, a[1]);
+        if (compiled.is_error()) {
+            return compiled;
         }
-        if (!decimal_less(counter ? counter->value : "0", t)) {
-            return integer(0);
-        }
+        scripts_.insert(sha);
     }
-    for (std::size_t i = n; i < 2 * n; ++i) {
-        data_[keys[i]] = entry{t, -1, commands_};
+    const std::span<const std::string> keys(a.begin() + 3, keys_end);
+    const std::span<const std::string> argv(keys_end, a.end());
+    running_ = {&sha, argv.empty() ? nullptr : &argv[0], !by_sha};
+    auto out = lua_scripts::shared().run(sha, keys, argv, *this);
+    running_ = {};
+    if (faults_.lies_about_counter && sha == detail::acquire_script.sha1 &&
+        out.kind == sim_reply::type::bulk) {
+        out = sim_reply::bulk("18446744073709551614");
     }
-    return integer(1);
+    return out;
 }
 
-sim_node::reply sim_node::writer_waiting(const std::vector<std::string>& keys,
-                                         const std::vector<std::string>& argv) {
-    if (keys.size() != 1) {
-        return error("ERR writer_waiting.lua: KEYS = lock key, ARGV = mark ttl");
-    }
-    if (!positive_decimal(argv, 0, 15)) {
-        return error("ERR writer_waiting.lua:" + ttl_error);
-    }
-    auto* e = find(keys[0]);
-    if (!e || e->type != kind::hash || !e->fields.count("mode") ||
-        e->fields.at("mode") != "shared") {
-        return integer(0);
-    }
-    const auto now = static_cast<double>(time_ms());
-    std::vector<std::string> expired;
-    std::optional<double> latest;
-    std::optional<double> mark;
-    for (const auto& [field, value] : e->fields) {
-        if (field == "mode") {
-            continue;
-        }
-        const auto d = deadline(value);
-        if (!d || *d <= now) {
-            expired.push_back(field);
-        } else if (field == "writer_waiting") {
-            mark = d;
-        } else if (!latest || *d > *latest) {
-            latest = d;
-        }
-    }
-    if (!latest) {
-        return integer(0);
-    }
-    for (const auto& field : expired) {
-        e->fields.erase(field);
-    }
-    expire_at_ms(*e, *latest);
-    const auto until = now + static_cast<double>(std::stoll(argv[0]));
-    if (!mark || *mark < until) {
-        e->fields["writer_waiting"] = decimal(until);
-        e->written = commands_;
-    }
-    return integer(1);
-}
-
-sim_node::reply sim_node::force_release(const std::vector<std::string>& keys) {
-    long long deleted = 0;
-    for (const auto& key : keys) {
-        const auto* e = find(key);
-        if (e && ((e->type == kind::string && e->expire_at >= 0) || lock_hash(*e))) {
-            data_.erase(key);
-            publish_release(key, "");
-            ++deleted;
-        }
-    }
-    return integer(deleted);
+std::int64_t sim_node::time_ms() const {
+    return (epoch_ns + local_now()) / ms;
 }
 
 void sim_node::subscribe(const std::string& channel, std::uint64_t subscriber, message_sink sink) {
@@ -911,13 +704,13 @@ void sim_node::crash() {
 }
 
 void sim_node::evict_one() {
-    const auto now = local_now();
+    const auto now = local_us();
     auto victim = data_.end();
     for (auto it = data_.begin(); it != data_.end(); ++it) {
         const auto& e = it->second;
-        if (e.expire_at >= 0 && now < e.expire_at &&
-            (victim == data_.end() || e.expire_at < victim->second.expire_at ||
-             (e.expire_at == victim->second.expire_at && it->first < victim->first))) {
+        if (e.expire_us >= 0 && now < e.expire_us &&
+            (victim == data_.end() || e.expire_us < victim->second.expire_us ||
+             (e.expire_us == victim->second.expire_us && it->first < victim->first))) {
             victim = it;
         }
     }
@@ -951,12 +744,12 @@ void sim_node::flush_scripts() {
 
 std::vector<std::string> sim_node::live_lock_keys() const {
     std::vector<std::string> out;
-    const auto now = clock_.local(world_.now());
+    const auto now = local_us();
     for (const auto& [key, e] : data_) {
         if (key.ends_with(":fence") || key.starts_with("fence:")) {
             continue;
         }
-        if (e.expire_at < 0 || now < e.expire_at) {
+        if (e.expire_us < 0 || now < e.expire_us) {
             out.push_back(key);
         }
     }

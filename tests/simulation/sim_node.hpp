@@ -2,6 +2,8 @@
 #define REDLOCK_TESTS_SIMULATION_SIM_NODE_HPP
 
 #include "sim_clock.hpp"
+#include "sim_lua.hpp"
+#include "sim_reply.hpp"
 #include "sim_world.hpp"
 
 #include <functional>
@@ -34,15 +36,16 @@ struct node_faults {
     double evict_rate = 0;
 };
 
-/// A Redis master, single-threaded, with the semantics the library relies on: SET NX PX with
-/// expiry on the node's own drifting clock, GET, DEL, PEXPIRE, PTTL, TYPE, TIME, the lock
-/// family's hashes (HGETALL, HSET) and a list (RPUSH) to stand for foreign types, the scripts
-/// of lua/ run by meaning behind a script cache (empty at start, loaded by EVAL and SCRIPT
-/// LOAD, lost on SCRIPT FLUSH and restart), INFO server, memory and stats, evictions
-/// (node_faults::evict_rate), restarts that lose the data. Replies
-/// are RESP bytes; the scripts' replies are byte for byte what Redis 7 answers (the
-/// conformance test holds them to it). Anything it does not know gets an error reply.
-class sim_node {
+/// A Redis 7.0 master, single-threaded: the commands the library and the scripts of lua/
+/// send (SET with NX/XX/PX/EX/KEEPTTL, GET, DEL, PEXPIRE, PEXPIREAT, PTTL, TYPE, TIME,
+/// HSET, HGET, HDEL, HLEN, HGETALL, RPUSH, LRANGE, PUBLISH, PING, INFO, SCRIPT LOAD/FLUSH,
+/// EVAL, EVALSHA) with Redis' replies and errors (WRONGTYPE, arity, syntax), expiry on the
+/// node's own drifting clock, and the scripts run as they are in Lua 5.1 (lua_scripts)
+/// behind a script cache (empty at start, loaded by EVAL and SCRIPT LOAD, lost on SCRIPT
+/// FLUSH and restart). INFO server, memory and stats, evictions (node_faults::evict_rate),
+/// restarts that lose the data. The conformance test holds the replies and the keyspace a
+/// script leaves to a real redis-server's. Anything it does not know gets Redis' error.
+class sim_node final : private script_host {
 public:
     sim_node(world& w, int id, drift_clock clock, node_faults faults);
 
@@ -77,63 +80,81 @@ public:
     /// Diagnoses for the report: patterns of known defects seen on the node.
     std::function<void(const std::string&)> on_note;
 
-    /// A script's PUBLISH on a release channel ("redlock:released:" + key), when it runs.
+    /// Every PUBLISH when it runs (release.lua's and force_release.lua's on
+    /// "redlock:released:" + key).
     std::function<void(const std::string& channel, const std::string& payload)> on_publish;
 
     /// The node's TIME in milliseconds since the epoch: its own drifting clock, offset so
     /// that it reads like a real node's (the holders' deadlines are in it).
     std::int64_t time_ms() const;
-    /// A compare-and-delete removed `token`'s hold of `key` (the key, or its holder in a
-    /// lock hash): for (k).
+    /// A compare-and-delete removed `token`'s hold of `key`: release.lua's DEL of the
+    /// string that is its token, or HDEL of its token's field in a lock hash. For (k).
     std::function<void(const std::string& key, const std::string& token)> on_delete;
 
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
     std::vector<std::string> live_lock_keys() const;
 
 private:
-    using reply = std::string;
+    /// What TIME adds to the node's local clock (ns): it reads like a real node's.
+    static constexpr std::int64_t epoch_ns = 1'700'000'000LL * 1'000'000'000LL;
+
+    using args_t = std::vector<std::string>;
     enum class kind { string, hash, list };
     struct entry {
         std::string value;
-        std::int64_t expire_at = -1; // node-local ns, -1 = none
-        std::uint64_t written = 0;   // command number that wrote it
+        /// Node-local microseconds (a 15-digit TTL in ms fits), -1 = none.
+        std::int64_t expire_us = -1;
+        std::uint64_t written = 0; // command number that wrote it
         kind type = kind::string;
-        std::map<std::string, std::string> fields{}; // a hash's
-        std::vector<std::string> items{};            // a list's
+        /// A hash's fields in insertion order, as a small Redis hash (listpack) keeps them.
+        std::vector<std::pair<std::string, std::string>> fields{};
+        std::vector<std::string> items{}; // a list's
     };
+    /// A command as Redis' table has it: arity (negative: at least), whether a script may
+    /// call it, and what it does.
+    struct command_spec {
+        int arity;
+        bool from_scripts;
+        sim_reply (sim_node::*run)(const args_t&);
+    };
+    static const command_spec* lookup(const std::string& name);
+
     std::int64_t local_now() const { return clock_.local(world_.now()); }
+    std::int64_t local_us() const { return local_now() / us; }
     entry* find(const std::string& key);
-    bool set_nx_px(const std::string& key, const std::string& value, std::int64_t ttl_ms, bool nx);
+    /// The key's entry when it is of type `t`; nullptr when missing; `wrong` set otherwise.
+    entry* find_as(const std::string& key, kind t, bool& wrong);
+    entry& create(const std::string& key, kind t);
+    void erase(const std::string& key);
 
-    // The lock family's hashes, as the scripts treat them (lua/release.lua).
-    /// The hash is a lock of ours: its mode is "shared" or a permit count.
-    static bool lock_hash(const entry& e);
-    /// Whether `token` holds `key` here: the string is the token, or a lock hash has the
-    /// token's field with a deadline ahead.
-    bool holds(const std::string& key, const std::string& token);
-    /// lua/extend.lua's re-creation of a semaphore's holder: fewer than `permits` unexpired
-    /// holders, none in the slot that ends `token`.
-    bool permit_free(const entry& e, const std::string& token, const std::string& permits) const;
-    /// Drops the expired holders (and a passed writer mark), then the key with its last
-    /// holder, or sets its expiry to the latest remaining deadline.
-    void settle(const std::string& key);
-    void expire_at_ms(entry& e, double deadline_ms) const;
-    void publish_release(const std::string& key, const std::string& payload);
+    /// One command from a client (depth 0) or a script (script_command).
+    sim_reply dispatch(const args_t& args, bool from_script);
+    sim_reply script_command(const std::vector<std::string>& args) override;
+    sim_reply eval(const args_t& args, bool by_sha);
+    static std::string sha_of(const std::string& text);
 
-    reply release(const std::vector<std::string>& keys, const std::vector<std::string>& argv,
-                  bool via_eval);
-    reply extend(const std::vector<std::string>& keys, const std::vector<std::string>& argv);
-    reply acquire(const std::vector<std::string>& keys, const std::vector<std::string>& argv);
-    reply holders_acquire(const std::vector<std::string>& keys,
-                          const std::vector<std::string>& argv);
-    reply fence_raise(const std::vector<std::string>& keys, const std::vector<std::string>& argv);
-    reply writer_waiting(const std::vector<std::string>& keys,
-                         const std::vector<std::string>& argv);
-    reply force_release(const std::vector<std::string>& keys);
-
-    reply run(const std::vector<std::string>& args, std::size_t from, int depth);
-    reply run_script(std::string_view sha, const std::vector<std::string>& args, int depth,
-                     bool via_eval);
+    sim_reply cmd_set(const args_t& a);
+    sim_reply cmd_get(const args_t& a);
+    sim_reply cmd_del(const args_t& a);
+    sim_reply cmd_pexpire(const args_t& a);
+    sim_reply cmd_pexpireat(const args_t& a);
+    sim_reply expire(const args_t& a, bool absolute);
+    sim_reply cmd_pttl(const args_t& a);
+    sim_reply cmd_type(const args_t& a);
+    sim_reply cmd_time(const args_t& a);
+    sim_reply cmd_hset(const args_t& a);
+    sim_reply cmd_hget(const args_t& a);
+    sim_reply cmd_hdel(const args_t& a);
+    sim_reply cmd_hlen(const args_t& a);
+    sim_reply cmd_hgetall(const args_t& a);
+    sim_reply cmd_rpush(const args_t& a);
+    sim_reply cmd_lrange(const args_t& a);
+    sim_reply cmd_publish(const args_t& a);
+    sim_reply cmd_ping(const args_t& a);
+    sim_reply cmd_info(const args_t& a);
+    sim_reply cmd_script(const args_t& a);
+    sim_reply cmd_eval(const args_t& a) { return eval(a, false); }
+    sim_reply cmd_evalsha(const args_t& a) { return eval(a, true); }
 
     world& world_;
     int id_;
@@ -146,7 +167,13 @@ private:
     real_ns busy_until_ = 0;
     std::unordered_map<std::string, entry> data_;
     std::map<std::string, std::map<std::uint64_t, message_sink>> channels_;
-    std::unordered_set<std::string> scripts_;
+    std::unordered_set<std::string> scripts_; // this node's script cache (SHA1s)
+    /// The script running now: what the release hooks (on_delete, on_note) look at.
+    struct running_script {
+        const std::string* sha = nullptr;
+        const std::string* token = nullptr; // ARGV[1]
+        bool via_eval = false;
+    } running_{};
     std::uint64_t commands_ = 0;
     std::uint64_t evicted_keys_ = 0; // since the last restart, as Redis counts them
     /// volatile-ttl: drops the key with an expiry that has the least time left, if any.
