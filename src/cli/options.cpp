@@ -442,6 +442,10 @@ const option_spec option_specs[] = {
      set_flag<&options::force, true>},
     {"yes", "", for_release, "with --force: do not ask for confirmation",
      set_flag<&options::yes, true>},
+    {"json", "", for_acquire | for_release | for_status,
+     "print the outcome as one JSON object on stdout (see docs/cli.md): the outcome, the "
+     "token, the fencing token, the validity and every node's answer; messages stay on stderr",
+     set_flag<&options::json, true>},
     {"fence", "", for_run | for_acquire,
      "also take a fencing token, higher than any earlier holder's: acquire prints it after "
      "the token, run exports it as $REDLOCK_FENCING_TOKEN",

@@ -313,6 +313,7 @@ const std::vector<applicability> where_options_apply{
     {"--conflict-exit-code", "3", {"run", "acquire"}},
     {"--node-timeout", "100ms", {"run", "acquire", "extend", "release", "status"}},
     {"--fence", "", {"run", "acquire"}},
+    {"--json", "", {"acquire", "release", "status"}},
     {"--on-loss", "KILL", {"run"}},
     {"--grace", "1s", {"run"}},
     {"--buyers", "10", {"demo"}},
