@@ -176,12 +176,13 @@ enum subcommand_bit : unsigned {
     for_release = 1U << 3,
     for_status = 1U << 4,
     for_demo = 1U << 5,
+    for_nodes = 1U << 6,
 };
 /// The options that make the client: which nodes, how to reach them, how to count their
 /// votes, how much to say. Every subcommand takes them, so that one set serves every call of
 /// a script, even where one of them changes nothing (--no-quarantine for status).
 constexpr unsigned for_every_command =
-    for_run | for_acquire | for_extend | for_release | for_status | for_demo;
+    for_run | for_acquire | for_extend | for_release | for_status | for_demo | for_nodes;
 
 struct subcommand {
     std::string_view name;
@@ -228,6 +229,15 @@ constexpr subcommand subcommands[] = {
      "holds that token. Exits 69 when fewer than a quorum could answer, and with\n"
      "TOKEN, 79 unless a quorum holds it.",
      for_status},
+    {"nodes", "", "show each node's role, persistence, quarantine",
+     "Asks every node what an operator looks at first and prints one line per node:\n"
+     "reachable or not (and why), role, server version, run_id, uptime, persistence\n"
+     "(aof_enabled from INFO; the save points and appendfsync from CONFIG GET),\n"
+     "maxmemory-policy, the clock (not measured yet), the restart quarantine with the\n"
+     "time left, whether its votes count now (and why not), and TLS. A field the\n"
+     "node's ACL refuses reads \"unknown (not permitted)\". Exits 69 when fewer than a\n"
+     "quorum of nodes answered.",
+     for_nodes},
     {"demo", "", "replay the flash-sale incident",
      "Sells --stock units to --buyers concurrent buyers on --instances simulated\n"
      "service instances, once per lock strategy, and prints the orders, units\n"
@@ -427,8 +437,9 @@ const option_spec option_specs[] = {
      "nodes in restart quarantine (default 75; 1 to 255). For run, pick one its COMMAND "
      "never exits with: run passes COMMAND's own status through",
      set_count<&options::conflict_exit_code, 1, 255>},
-    {"node-timeout", "DUR", for_run | for_acquire | for_extend | for_release | for_status,
-     "per-node answer bound (default 50ms; status waits at least 200ms)",
+    {"node-timeout", "DUR",
+     for_run | for_acquire | for_extend | for_release | for_status | for_nodes,
+     "per-node answer bound (default 50ms; status and nodes wait at least 200ms)",
      set_duration<&options::node_timeout>},
     {"shared", "", for_run | for_acquire | for_extend,
      "hold KEY as one of many readers of a read-write lock; new readers wait while a writer "
@@ -442,7 +453,7 @@ const option_spec option_specs[] = {
      set_flag<&options::force, true>},
     {"yes", "", for_release, "with --force: do not ask for confirmation",
      set_flag<&options::yes, true>},
-    {"json", "", for_acquire | for_release | for_status,
+    {"json", "", for_acquire | for_release | for_status | for_nodes,
      "print the outcome as one JSON object on stdout (see docs/cli.md): the outcome, the "
      "token, the fencing token, the validity and every node's answer; messages stay on stderr",
      set_flag<&options::json, true>},

@@ -294,8 +294,8 @@ struct applicability {
     std::vector<std::string> subcommands;
 };
 
-const std::vector<std::string> every_subcommand{"run",     "acquire", "extend",
-                                                "release", "status",  "demo"};
+const std::vector<std::string> every_subcommand{"run",    "acquire", "extend", "release",
+                                                "status", "nodes",   "demo"};
 
 const std::vector<applicability> where_options_apply{
     {"--nodes", "a:1", every_subcommand},
@@ -307,13 +307,13 @@ const std::vector<applicability> where_options_apply{
     {"--no-quarantine", "", every_subcommand},
     {"--quiet", "", every_subcommand},
     {"--ttl", "5s", {"run", "acquire", "extend"}},
-    {"--max-ttl", "2m", {"run", "acquire", "extend", "release", "status"}},
+    {"--max-ttl", "2m", {"run", "acquire", "extend", "release", "status", "nodes"}},
     {"--wait", "5s", {"run", "acquire"}},
     {"--retries", "3", {"run", "acquire"}},
     {"--conflict-exit-code", "3", {"run", "acquire"}},
-    {"--node-timeout", "100ms", {"run", "acquire", "extend", "release", "status"}},
+    {"--node-timeout", "100ms", {"run", "acquire", "extend", "release", "status", "nodes"}},
     {"--fence", "", {"run", "acquire"}},
-    {"--json", "", {"acquire", "release", "status"}},
+    {"--json", "", {"acquire", "release", "status", "nodes"}},
     {"--on-loss", "KILL", {"run"}},
     {"--grace", "1s", {"run"}},
     {"--buyers", "10", {"demo"}},
