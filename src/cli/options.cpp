@@ -223,13 +223,16 @@ constexpr subcommand subcommands[] = {
      "dead. Asks for confirmation on a terminal (--yes skips it); leaves fencing\n"
      "counters alone.",
      for_release},
-    {"status", "KEY [TOKEN]", "show KEY on every node",
+    {"status", "KEY... [TOKEN]", "show KEY on every node",
      "Reads KEY on every node and shows, per node, whether it is free or held (the\n"
      "token, the time left), refused or unreachable; with TOKEN, whether each node\n"
-     "holds that token. Exits 69 when fewer than a quorum could answer, and with\n"
-     "TOKEN, 79 unless a quorum holds it.",
+     "holds that token. Several keys are a lock over several keys, each shown under\n"
+     "its name. The last argument is TOKEN when it is one: 32 lowercase hex digits,\n"
+     "as acquire prints it (or give it with --token); one that only looks like a\n"
+     "token is a usage error. Exits 69 when fewer than a quorum could answer for a\n"
+     "key, and with TOKEN, 79 unless a quorum holds it for every key.",
      for_status},
-    {"nodes", "", "show each node's role, persistence, quarantine",
+    {"nodes", "", "show what each node is, and if its votes count",
      "Asks every node what an operator looks at first and prints one line per node:\n"
      "reachable or not (and why), role, server version, run_id, uptime, persistence\n"
      "(aof_enabled from INFO; the save points and appendfsync from CONFIG GET),\n"
@@ -453,6 +456,10 @@ const option_spec option_specs[] = {
      set_flag<&options::force, true>},
     {"yes", "", for_release, "with --force: do not ask for confirmation",
      set_flag<&options::yes, true>},
+    {"token", "TOKEN", for_status,
+     "the token to look for (as acquire printed it: 32 lowercase hex digits); the same as "
+     "a TOKEN after the keys",
+     set_text<&options::token>},
     {"json", "", for_acquire | for_release | for_status | for_nodes,
      "print the outcome as one JSON object on stdout (see docs/cli.md): the outcome, the "
      "token, the fencing token, the validity and every node's answer; messages stay on stderr",

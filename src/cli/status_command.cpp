@@ -14,6 +14,8 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -256,15 +258,60 @@ bool answered(const node_view& view) {
     return state == node_state::readable || state == node_state::not_a_lock;
 }
 
+/// A token as acquire prints it: 32 lowercase hex digits (128 bits).
+bool is_token(std::string_view text) {
+    return text.size() == 32 && std::all_of(text.begin(), text.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+/// Hex digits only, and long: what a token cut short or upper-cased looks like.
+bool is_almost_token(std::string_view text) {
+    return text.size() >= 16 && std::all_of(text.begin(), text.end(), [](char c) {
+               return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+           });
+}
+
+/// KEY... [TOKEN]: the last of several arguments is TOKEN when it is shaped like one (a lock
+/// over several keys is shown as `status a b`, as acquire takes it); --token gives it
+/// explicitly. A token given that is not shaped like ours is a usage error: read as a key,
+/// it would show a free lock, and without the check the holder's token could never match.
+bool keys_and_token(const options& o, std::vector<std::string>& keys, std::string& token) {
+    keys = o.positional;
+    token = o.token;
+    const auto fail = [](const std::string& why) {
+        std::cerr << "redlock status: " << printable(why) << " (see redlock status --help)\n";
+        return false;
+    };
+    if (!token.empty() && !is_token(token)) {
+        return fail("--token \"" + token +
+                    "\" is not a token: a token is 32 lowercase hex "
+                    "digits, as acquire prints it");
+    }
+    if (token.empty() && keys.size() >= 2) {
+        if (is_token(keys.back())) {
+            token = keys.back();
+            keys.pop_back();
+        } else if (is_almost_token(keys.back())) {
+            return fail("\"" + keys.back() + "\" looks like a token but is not one (a token is " +
+                        "32 lowercase hex digits, as acquire prints it); for a key of that name, "
+                        "give the token, if any, with --token");
+        }
+    }
+    if (keys.empty()) {
+        return fail("expected KEY... [TOKEN]");
+    }
+    return true;
+}
+
 } // namespace
 
 int status_command(const options& o) {
-    if (o.positional.empty() || o.positional.size() > 2) {
-        std::cerr << "redlock status: expected KEY [TOKEN] (see redlock status --help)\n";
+    std::vector<std::string> keys;
+    std::string token;
+    if (!keys_and_token(o, keys, token)) {
         return exit_usage;
     }
-    const std::vector<std::string> keys{o.positional[0]};
-    const std::string token = o.positional.size() == 2 ? o.positional[1] : "";
     const client_config config = make_config(o);
     std::vector<node_address> addresses;
     if (auto why = detail::check_client_config(config, addresses); !why.empty()) {
@@ -329,6 +376,9 @@ int status_command(const options& o) {
     boost::json::array nodes;
     for (std::size_t k = 0; k < keys.size(); ++k) {
         std::size_t reachable = 0, matching = 0;
+        if (keys.size() > 1 && !o.json) {
+            std::cout << printable(keys[k], shown) << ":\n";
+        }
         for (const auto& view : views[k].nodes) {
             reachable += answered(view) ? 1 : 0;
             if (o.json) {

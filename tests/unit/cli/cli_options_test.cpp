@@ -314,6 +314,7 @@ const std::vector<applicability> where_options_apply{
     {"--node-timeout", "100ms", {"run", "acquire", "extend", "release", "status", "nodes"}},
     {"--fence", "", {"run", "acquire"}},
     {"--json", "", {"acquire", "release", "status", "nodes"}},
+    {"--token", "0123456789abcdef0123456789abcdef", {"status"}},
     {"--on-loss", "KILL", {"run"}},
     {"--grace", "1s", {"run"}},
     {"--buyers", "10", {"demo"}},
