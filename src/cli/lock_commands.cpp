@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/json_output.hpp"
+#include "cli/progress.hpp"
 #include "cli/terminal.hpp"
 
 #include <redlock/blocking_client.hpp>
@@ -94,7 +95,12 @@ long long left_ms(const lock& l) {
 /// released), and `interrupted` is the signal.
 acquire_result acquire_unless_interrupted(const options& o, std::error_code& ec, int& interrupted) {
     asio::io_context io;
-    std::optional<client> locks(std::in_place, io.get_executor(), make_config(o));
+    auto config = make_config(o);
+    auto attempts = std::make_shared<attempt_counter>();
+    config.metrics = attempts;
+    std::optional<client> locks(std::in_place, io.get_executor(), config);
+    progress_line progress(io.get_executor(), o);
+    progress.start(*locks, attempts);
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
     asio::cancellation_signal stop_waiting;
     signals.async_wait([&](const boost::system::error_code& error, int signal) {
@@ -108,6 +114,7 @@ acquire_result acquire_unless_interrupted(const options& o, std::error_code& ec,
         o.positional, to_lock_options(o),
         asio::bind_cancellation_slot(
             stop_waiting.slot(), [&](boost::system::error_code e, acquire_result r) {
+                progress.stop();
                 signals.cancel();
                 ec = e;
                 result = std::move(r);

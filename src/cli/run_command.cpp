@@ -1,6 +1,7 @@
 // run: hold KEY (renewed) while a child command runs; release when it exits.
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/progress.hpp"
 
 #include <redlock/client.hpp>
 #include <redlock/watchdog.hpp>
@@ -38,12 +39,17 @@ public:
         : o_(o)
         , io_(io)
         , signals_(io, SIGCHLD, SIGINT, SIGTERM)
-        , grace_(io) {
+        , grace_(io)
+        , progress_(io.get_executor(), o) {
         signals_.add(SIGHUP);
     }
 
     int run() {
-        client_.emplace(io_.get_executor(), make_config(o_));
+        auto config = make_config(o_);
+        auto attempts = std::make_shared<attempt_counter>();
+        config.metrics = attempts;
+        client_.emplace(io_.get_executor(), config);
+        progress_.start(*client_, attempts);
         wait_for_signals();
         client_->async_acquire(
             o_.positional, to_lock_options(o_),
@@ -57,6 +63,7 @@ public:
 
 private:
     void on_acquired(boost::system::error_code ec, acquire_result r) {
+        progress_.stop();
         if (interrupted_ != 0) {
             // The signal came while the lock was being taken: the command never starts, and a
             // lock granted in that very moment is given back.
@@ -303,6 +310,7 @@ private:
     }
 
     void finish() {
+        progress_.stop();
         if (lost_) {
             status_ = exit_lock_lost;
         }
@@ -318,6 +326,7 @@ private:
     asio::signal_set signals_;
     asio::steady_timer grace_;
     asio::cancellation_signal stop_waiting_;
+    progress_line progress_;
     std::optional<client> client_;
     std::optional<watchdog> dog_;
     lock held_;
