@@ -422,9 +422,7 @@ const option_spec option_specs[] = {
      "warning still show)",
      set_flag<&options::quiet, true>},
     {"ttl,t", "DUR", for_run | for_acquire | for_extend,
-     "lock expiry (default 30s, at most --max-ttl); run renews every ttl/3, extend sets the "
-     "expiry to this from now",
-     set_duration<&options::ttl>},
+     "lock expiry (default 30s, at most --max-ttl)", set_duration<&options::ttl>},
     {"max-ttl", "DUR", for_every_command & ~for_demo,
      "the longest --ttl any client of these nodes uses, the same on all of them; a restarted "
      "node's votes count again after this (default: $REDLOCK_MAX_TTL, else 60s)",
@@ -482,6 +480,24 @@ const option_spec option_specs[] = {
      set_count<&options::instances, 1, 64>},
 };
 
+/// What an option means for one subcommand where the same words would mislead another's
+/// help: --ttl is renewed by run, left alone by acquire, set anew by extend.
+struct description_for_subcommand {
+    std::string_view option; ///< its long name
+    unsigned bit;
+    const char* description;
+};
+
+constexpr description_for_subcommand descriptions_for_subcommands[] = {
+    {"ttl", for_run,
+     "lock expiry (default 30s, at most --max-ttl); renewed every ttl/3 while COMMAND runs, "
+     "so it only bounds how long the lock outlives a redlock that stops renewing"},
+    {"ttl", for_acquire,
+     "lock expiry (default 30s, at most --max-ttl); nothing renews it: it stays until "
+     "released or expired (extend pushes it)"},
+    {"ttl", for_extend, "the new expiry, from now (default 30s, at most --max-ttl)"},
+};
+
 /// "ttl" of "ttl,t": the key program_options gives a parsed option.
 std::string_view long_name(const option_spec& spec) {
     const std::string_view names = spec.names;
@@ -497,12 +513,19 @@ const option_spec* find_option(std::string_view key) {
     return nullptr;
 }
 
-void describe(po::options_description& into, const option_spec& spec) {
+/// Adds `spec` to `into`, described as for the subcommand `bit` (0: for any).
+void describe(po::options_description& into, const option_spec& spec, unsigned bit = 0) {
+    const char* description = spec.description;
+    for (const auto& d : descriptions_for_subcommands) {
+        if (d.bit == bit && d.option == long_name(spec)) {
+            description = d.description;
+        }
+    }
     if (*spec.value_name != '\0') {
         into.add_options()(spec.names, po::value<std::string>()->value_name(spec.value_name),
-                           spec.description);
+                           description);
     } else {
-        into.add_options()(spec.names, spec.description);
+        into.add_options()(spec.names, description);
     }
 }
 
@@ -1046,12 +1069,14 @@ bool applies_everywhere(const option_spec& spec) {
 }
 
 /// The options that `belongs` picks, under `caption`.
+/// `bit` picks the descriptions of one subcommand's help (0: the general ones).
 template <typename Predicate>
-po::options_description options_group(const std::string& caption, Predicate belongs) {
+po::options_description options_group(const std::string& caption, Predicate belongs,
+                                      unsigned bit = 0) {
     po::options_description group(caption);
     for (const auto& spec : option_specs) {
         if (belongs(spec)) {
-            describe(group, spec);
+            describe(group, spec, bit);
         }
     }
     return group;
@@ -1084,9 +1109,12 @@ std::string usage_line(const subcommand& s) {
 
 std::string subcommand_help(const subcommand& s) {
     po::options_description options;
-    options.add(options_group(std::string(s.name) + " options", [&s](const option_spec& spec) {
-        return !applies_everywhere(spec) && (spec.applies_to & s.bit) != 0;
-    }));
+    options.add(options_group(
+        std::string(s.name) + " options",
+        [&s](const option_spec& spec) {
+            return !applies_everywhere(spec) && (spec.applies_to & s.bit) != 0;
+        },
+        s.bit));
     options.add(options_group("options of every command", applies_everywhere));
     const bool takes_durations =
         std::any_of(std::begin(option_specs), std::end(option_specs), [&s](const auto& spec) {

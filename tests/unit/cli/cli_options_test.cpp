@@ -828,4 +828,16 @@ TEST(cli_options, force_goes_with_release_and_yes_with_force) {
     EXPECT_NE(error.find("does not apply to acquire"), std::string::npos) << error;
 }
 
+TEST(cli_options, each_subcommands_help_says_what_ttl_means_for_it) {
+    const auto run = cli::help_text("run");
+    EXPECT_NE(run.find("renewed every ttl/3 while COMMAND runs"), std::string::npos) << run;
+    EXPECT_EQ(run.find("from now"), std::string::npos) << "that is extend's --ttl\n" << run;
+    const auto acquire = cli::help_text("acquire");
+    EXPECT_NE(acquire.find("nothing renews it"), std::string::npos) << acquire;
+    EXPECT_EQ(acquire.find("ttl/3"), std::string::npos) << acquire;
+    const auto extend = cli::help_text("extend");
+    EXPECT_NE(extend.find("the new expiry, from now"), std::string::npos) << extend;
+    EXPECT_EQ(extend.find("ttl/3"), std::string::npos) << extend;
+}
+
 } // namespace
