@@ -312,6 +312,8 @@ TEST_F(nodes_test, the_command_line_tool_never_shows_a_password_a_node_echoes) {
              {"status", "secrets:cli-echo"},
              {"acquire", "-t", "2s", "secrets:cli-echo"},
              {"status", "-q", "--json", "secrets:cli-echo"},
+             {"nodes"},
+             {"nodes", "-q", "--json"},
              {"acquire", "-q", "--json", "-t", "2s", "secrets:cli-echo"}}) {
         const auto r =
             redlock(args, {"REDLOCK_NODES=" + joined(nodes), "REDLOCK_PASSWORD=" + secret});
