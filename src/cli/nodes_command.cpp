@@ -54,7 +54,7 @@ struct node_report {
     bool answered = false;   ///< some reply came back (even a refusal)
     std::string unreachable; ///< why not, when the connection failed before the deadline
     std::map<std::string, std::string, std::less<>> info; ///< INFO's fields
-    field info_refused; ///< set (known) with the reason when INFO was refused
+    std::optional<std::string> info_refused;              ///< how INFO was refused, when it was
     field save;
     field appendfsync;
     std::optional<milliseconds> quarantined_for;
@@ -154,11 +154,10 @@ private:
     void record(node_report& report, asked what, const detail::node_reply& r) {
         const auto* reply = r.reply;
         if (reply->type == REDIS_REPLY_ERROR) {
-            (what == info          ? report.info_refused
-             : what == config_save ? report.save
-                                   : report.appendfsync) = refused(r.message);
             if (what == info) {
-                report.info_refused.known = true;
+                report.info_refused = refused(r.message).value;
+            } else {
+                (what == config_save ? report.save : report.appendfsync) = refused(r.message);
             }
             return;
         }
@@ -193,8 +192,8 @@ private:
 /// node's reason) when INFO was refused, "unknown" when the server does not say.
 field info_field(const node_report& report, std::string_view name,
                  const std::vector<std::string>& secrets) {
-    if (report.info_refused.known) {
-        return {report.info_refused.value, false};
+    if (report.info_refused) {
+        return {*report.info_refused, false};
     }
     const auto at = report.info.find(name);
     if (at == report.info.end()) {
