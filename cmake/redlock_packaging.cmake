@@ -50,7 +50,7 @@ if(REDLOCK_DPKG_SHLIBDEPS)
     set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 else()
     set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS
-        "libc6, libgcc-s1, libstdc++6, libhiredis0.14, libssl3, libboost-program-options1.81.0")
+        "libc6, libgcc-s1, libstdc++6, libhiredis0.14, libssl3, libboost-program-options1.81.0, libboost-json1.81.0")
 endif()
 
 # Every package carries /usr/share/doc/PACKAGE/copyright (Debian policy 12.5), in the

@@ -9,7 +9,8 @@ build=${BUILD_DIR:-$root/build}
 # (dpkg-dev). The man page is made by help2man; the packaging test reads it with man (man-db).
 # scripts/fresh-check.sh runs this on a bare Debian 12 to prove the list whole.
 packages=(build-essential cmake pkg-config python3 libboost1.81-dev libboost-program-options1.81-dev
-          libhiredis-dev liblua5.1-0-dev libssl-dev openssl libgtest-dev libbenchmark-dev redis-server redis-tools
+          libboost-json1.81-dev libhiredis-dev liblua5.1-0-dev libssl-dev openssl libgtest-dev
+          libbenchmark-dev redis-server redis-tools
           clang-14 libclang-rt-14-dev doxygen file dpkg-dev help2man man-db)
 # EXTRA_PACKAGES: more for a caller (bench/compare.sh); SETUP_SKIP_BUILD=1: packages only.
 read -r -a extra <<< "${EXTRA_PACKAGES:-}"

@@ -16,6 +16,7 @@ int acquire_command(const options& o);
 int extend_command(const options& o);
 int release_command(const options& o);
 int status_command(const options& o);
+int nodes_command(const options& o);
 int demo_command(const options& o);
 
 /// The client configuration every subcommand uses; messages go to stderr unless quiet.

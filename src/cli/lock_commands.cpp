@@ -1,6 +1,8 @@
 // acquire, extend, release: one operation each, for shell scripts.
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/json_output.hpp"
+#include "cli/progress.hpp"
 #include "cli/terminal.hpp"
 
 #include <redlock/blocking_client.hpp>
@@ -93,7 +95,12 @@ long long left_ms(const lock& l) {
 /// released), and `interrupted` is the signal.
 acquire_result acquire_unless_interrupted(const options& o, std::error_code& ec, int& interrupted) {
     asio::io_context io;
-    std::optional<client> locks(std::in_place, io.get_executor(), make_config(o));
+    auto config = make_config(o);
+    auto attempts = std::make_shared<attempt_counter>();
+    config.metrics = attempts;
+    std::optional<client> locks(std::in_place, io.get_executor(), config);
+    progress_line progress(io.get_executor(), o);
+    progress.start(*locks, attempts);
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
     asio::cancellation_signal stop_waiting;
     signals.async_wait([&](const boost::system::error_code& error, int signal) {
@@ -107,6 +114,7 @@ acquire_result acquire_unless_interrupted(const options& o, std::error_code& ec,
         o.positional, to_lock_options(o),
         asio::bind_cancellation_slot(
             stop_waiting.slot(), [&](boost::system::error_code e, acquire_result r) {
+                progress.stop();
                 signals.cancel();
                 ec = e;
                 result = std::move(r);
@@ -166,6 +174,13 @@ int force_release(const options& o) {
                                    locks.reset();
                                });
     io.run();
+    if (o.json) {
+        auto out = outcome_json(o, o.positional, ec, exit_for(ec), result.message);
+        out["forced"] = true;
+        out["released"] = result.released;
+        out["nodes"] = votes_json(o, result.votes, "nothing to delete");
+        print_json(out);
+    }
     if (ec) {
         say(o, "forced release of " + keys_text(o.positional) + ": " + result.message);
         return exit_for(ec);
@@ -186,20 +201,35 @@ int acquire_command(const options& o) {
     std::error_code ec;
     int interrupted = 0;
     auto r = acquire_unless_interrupted(o, ec, interrupted);
+    const int status = interrupted != 0 ? 128 + interrupted
+                       : ec             ? exit_for(ec, static_cast<int>(o.conflict_exit_code))
+                                        : exit_ok;
+    if (o.json) {
+        auto out = outcome_json(o, o.positional, interrupted != 0 ? errc::cancelled : ec, status,
+                                interrupted != 0
+                                    ? std::string("interrupted (") + ::strsignal(interrupted) + ")"
+                                    : r.message);
+        add_lock(out, o, r.lock);
+        out["attempts"] = r.attempts;
+        out["nodes"] = votes_json(o, r.votes, "held by another token");
+        print_json(out);
+    }
     if (interrupted != 0) {
         say(o, std::string("interrupted (") + ::strsignal(interrupted) + ") while waiting for " +
                    keys);
-        return 128 + interrupted;
+        return status;
     }
     if (ec) {
         say(o, "could not acquire " + keys + ": " + r.message);
-        return exit_for(ec, static_cast<int>(o.conflict_exit_code));
+        return status;
     }
-    std::cout << r.lock.token();
-    if (o.fence) {
-        std::cout << " " << r.lock.fencing_token();
+    if (!o.json) {
+        std::cout << r.lock.token();
+        if (o.fence) {
+            std::cout << " " << r.lock.fencing_token();
+        }
+        std::cout << "\n";
     }
-    std::cout << "\n";
     say(o, "acquired " + keys + ", valid for " + std::to_string(left_ms(r.lock)) +
                " ms; release with: redlock release " + keys + " " + r.lock.token() +
                (mode_flags(o).empty() ? ""
@@ -238,6 +268,15 @@ int release_command(const options& o) {
     blocking_client client(make_config(o));
     std::error_code ec;
     auto r = client.release(lock_from_arguments(o), ec);
+    if (o.json) {
+        const auto key_list = keys_before_token(o);
+        auto out = outcome_json(o, key_list, ec, exit_for(ec), r.message);
+        out["forced"] = false;
+        out["token"] = o.positional.back();
+        out["released"] = r.released;
+        out["nodes"] = votes_json(o, r.votes, "the token does not hold it");
+        print_json(out);
+    }
     if (ec == errc::lock_lost) {
         // The library's words are the holder's ("lock is no longer held"); here somebody
         // handed us a token, and the lock may well be held, by another.

@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
     // parse_options let only these through.
     static const std::map<std::string, int (*)(const options&)> commands{
         {"run", run_command},         {"acquire", acquire_command}, {"extend", extend_command},
-        {"release", release_command}, {"status", status_command},   {"demo", demo_command}};
+        {"release", release_command}, {"status", status_command},   {"nodes", nodes_command},
+        {"demo", demo_command}};
     try {
         return commands.at(o->command)(*o);
     } catch (const std::system_error& e) {

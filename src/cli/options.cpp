@@ -176,12 +176,13 @@ enum subcommand_bit : unsigned {
     for_release = 1U << 3,
     for_status = 1U << 4,
     for_demo = 1U << 5,
+    for_nodes = 1U << 6,
 };
 /// The options that make the client: which nodes, how to reach them, how to count their
 /// votes, how much to say. Every subcommand takes them, so that one set serves every call of
 /// a script, even where one of them changes nothing (--no-quarantine for status).
 constexpr unsigned for_every_command =
-    for_run | for_acquire | for_extend | for_release | for_status | for_demo;
+    for_run | for_acquire | for_extend | for_release | for_status | for_demo | for_nodes;
 
 struct subcommand {
     std::string_view name;
@@ -222,12 +223,24 @@ constexpr subcommand subcommands[] = {
      "dead. Asks for confirmation on a terminal (--yes skips it); leaves fencing\n"
      "counters alone.",
      for_release},
-    {"status", "KEY [TOKEN]", "show KEY on every node",
+    {"status", "KEY... [TOKEN]", "show KEY on every node",
      "Reads KEY on every node and shows, per node, whether it is free or held (the\n"
      "token, the time left), refused or unreachable; with TOKEN, whether each node\n"
-     "holds that token. Exits 69 when fewer than a quorum could answer, and with\n"
-     "TOKEN, 79 unless a quorum holds it.",
+     "holds that token. Several keys are a lock over several keys, each shown under\n"
+     "its name. The last argument is TOKEN when it is one: 32 lowercase hex digits,\n"
+     "as acquire prints it (or give it with --token); one that only looks like a\n"
+     "token is a usage error. Exits 69 when fewer than a quorum could answer for a\n"
+     "key, and with TOKEN, 79 unless a quorum holds it for every key.",
      for_status},
+    {"nodes", "", "show what each node is, and if its votes count",
+     "Asks every node what an operator looks at first and prints one line per node:\n"
+     "reachable or not (and why), role, server version, run_id, uptime, persistence\n"
+     "(aof_enabled from INFO; the save points and appendfsync from CONFIG GET),\n"
+     "maxmemory-policy, the clock (not measured yet), the restart quarantine with the\n"
+     "time left, whether its votes count now (and why not), and TLS. A field the\n"
+     "node's ACL refuses reads \"unknown (not permitted)\". Exits 69 when fewer than a\n"
+     "quorum of nodes answered.",
+     for_nodes},
     {"demo", "", "replay the flash-sale incident",
      "Sells --stock units to --buyers concurrent buyers on --instances simulated\n"
      "service instances, once per lock strategy, and prints the orders, units\n"
@@ -409,9 +422,7 @@ const option_spec option_specs[] = {
      "warning still show)",
      set_flag<&options::quiet, true>},
     {"ttl,t", "DUR", for_run | for_acquire | for_extend,
-     "lock expiry (default 30s, at most --max-ttl); run renews every ttl/3, extend sets the "
-     "expiry to this from now",
-     set_duration<&options::ttl>},
+     "lock expiry (default 30s, at most --max-ttl)", set_duration<&options::ttl>},
     {"max-ttl", "DUR", for_every_command & ~for_demo,
      "the longest --ttl any client of these nodes uses, the same on all of them; a restarted "
      "node's votes count again after this (default: $REDLOCK_MAX_TTL, else 60s)",
@@ -427,8 +438,9 @@ const option_spec option_specs[] = {
      "nodes in restart quarantine (default 75; 1 to 255). For run, pick one its COMMAND "
      "never exits with: run passes COMMAND's own status through",
      set_count<&options::conflict_exit_code, 1, 255>},
-    {"node-timeout", "DUR", for_run | for_acquire | for_extend | for_release | for_status,
-     "per-node answer bound (default 50ms; status waits at least 200ms)",
+    {"node-timeout", "DUR",
+     for_run | for_acquire | for_extend | for_release | for_status | for_nodes,
+     "per-node answer bound (default 50ms; status and nodes wait at least 200ms)",
      set_duration<&options::node_timeout>},
     {"shared", "", for_run | for_acquire | for_extend,
      "hold KEY as one of many readers of a read-write lock; new readers wait while a writer "
@@ -442,6 +454,14 @@ const option_spec option_specs[] = {
      set_flag<&options::force, true>},
     {"yes", "", for_release, "with --force: do not ask for confirmation",
      set_flag<&options::yes, true>},
+    {"token", "TOKEN", for_status,
+     "the token to look for (as acquire printed it: 32 lowercase hex digits); the same as "
+     "a TOKEN after the keys",
+     set_text<&options::token>},
+    {"json", "", for_acquire | for_release | for_status | for_nodes,
+     "print the outcome as one JSON object on stdout (see docs/cli.md): the outcome, the "
+     "token, the fencing token, the validity and every node's answer; messages stay on stderr",
+     set_flag<&options::json, true>},
     {"fence", "", for_run | for_acquire,
      "also take a fencing token, higher than any earlier holder's: acquire prints it after "
      "the token, run exports it as $REDLOCK_FENCING_TOKEN",
@@ -460,6 +480,24 @@ const option_spec option_specs[] = {
      set_count<&options::instances, 1, 64>},
 };
 
+/// What an option means for one subcommand where the same words would mislead another's
+/// help: --ttl is renewed by run, left alone by acquire, set anew by extend.
+struct description_for_subcommand {
+    std::string_view option; ///< its long name
+    unsigned bit;
+    const char* description;
+};
+
+constexpr description_for_subcommand descriptions_for_subcommands[] = {
+    {"ttl", for_run,
+     "lock expiry (default 30s, at most --max-ttl); renewed every ttl/3 while COMMAND runs, "
+     "so it only bounds how long the lock outlives a redlock that stops renewing"},
+    {"ttl", for_acquire,
+     "lock expiry (default 30s, at most --max-ttl); nothing renews it: it stays until "
+     "released or expired (extend pushes it)"},
+    {"ttl", for_extend, "the new expiry, from now (default 30s, at most --max-ttl)"},
+};
+
 /// "ttl" of "ttl,t": the key program_options gives a parsed option.
 std::string_view long_name(const option_spec& spec) {
     const std::string_view names = spec.names;
@@ -475,12 +513,19 @@ const option_spec* find_option(std::string_view key) {
     return nullptr;
 }
 
-void describe(po::options_description& into, const option_spec& spec) {
+/// Adds `spec` to `into`, described as for the subcommand `bit` (0: for any).
+void describe(po::options_description& into, const option_spec& spec, unsigned bit = 0) {
+    const char* description = spec.description;
+    for (const auto& d : descriptions_for_subcommands) {
+        if (d.bit == bit && d.option == long_name(spec)) {
+            description = d.description;
+        }
+    }
     if (*spec.value_name != '\0') {
         into.add_options()(spec.names, po::value<std::string>()->value_name(spec.value_name),
-                           spec.description);
+                           description);
     } else {
-        into.add_options()(spec.names, spec.description);
+        into.add_options()(spec.names, description);
     }
 }
 
@@ -1024,12 +1069,14 @@ bool applies_everywhere(const option_spec& spec) {
 }
 
 /// The options that `belongs` picks, under `caption`.
+/// `bit` picks the descriptions of one subcommand's help (0: the general ones).
 template <typename Predicate>
-po::options_description options_group(const std::string& caption, Predicate belongs) {
+po::options_description options_group(const std::string& caption, Predicate belongs,
+                                      unsigned bit = 0) {
     po::options_description group(caption);
     for (const auto& spec : option_specs) {
         if (belongs(spec)) {
-            describe(group, spec);
+            describe(group, spec, bit);
         }
     }
     return group;
@@ -1062,9 +1109,12 @@ std::string usage_line(const subcommand& s) {
 
 std::string subcommand_help(const subcommand& s) {
     po::options_description options;
-    options.add(options_group(std::string(s.name) + " options", [&s](const option_spec& spec) {
-        return !applies_everywhere(spec) && (spec.applies_to & s.bit) != 0;
-    }));
+    options.add(options_group(
+        std::string(s.name) + " options",
+        [&s](const option_spec& spec) {
+            return !applies_everywhere(spec) && (spec.applies_to & s.bit) != 0;
+        },
+        s.bit));
     options.add(options_group("options of every command", applies_everywhere));
     const bool takes_durations =
         std::any_of(std::begin(option_specs), std::end(option_specs), [&s](const auto& spec) {

@@ -59,6 +59,8 @@ struct options {
     unsigned permits = 0;              ///< run, acquire, extend: a permit of a semaphore (0: none)
     bool force = false;                ///< release: delete whatever lock state, any token
     bool yes = false;                  ///< release --force: no confirmation asked
+    std::string token;                 ///< status --token: the token to look for
+    bool json = false;                 ///< acquire, release, status: one JSON object on stdout
     std::string password_file;         ///< read by load_credentials, never by parse_options
     std::string node_credentials_file; ///< likewise: `ADDRESS [USER] PASSWORD` lines
     tls_options tls;

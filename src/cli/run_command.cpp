@@ -1,6 +1,7 @@
 // run: hold KEY (renewed) while a child command runs; release when it exits.
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/progress.hpp"
 
 #include <redlock/client.hpp>
 #include <redlock/watchdog.hpp>
@@ -12,7 +13,9 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -38,12 +41,17 @@ public:
         : o_(o)
         , io_(io)
         , signals_(io, SIGCHLD, SIGINT, SIGTERM)
-        , grace_(io) {
+        , grace_(io)
+        , progress_(io.get_executor(), o) {
         signals_.add(SIGHUP);
     }
 
     int run() {
-        client_.emplace(io_.get_executor(), make_config(o_));
+        auto config = make_config(o_);
+        auto attempts = std::make_shared<attempt_counter>();
+        config.metrics = attempts;
+        client_.emplace(io_.get_executor(), config);
+        progress_.start(*client_, attempts);
         wait_for_signals();
         client_->async_acquire(
             o_.positional, to_lock_options(o_),
@@ -57,6 +65,7 @@ public:
 
 private:
     void on_acquired(boost::system::error_code ec, acquire_result r) {
+        progress_.stop();
         if (interrupted_ != 0) {
             // The signal came while the lock was being taken: the command never starts, and a
             // lock granted in that very moment is given back.
@@ -269,11 +278,11 @@ private:
             return;
         }
         lost_ = true;
-        say(o_, "lock " + held_.key() + " lost (" + why.message() + ")" +
-                    (child_ > 0 && o_.loss_signal != 0
-                         ? ": sending " + std::string(::strsignal(o_.loss_signal)) + " to " +
-                               std::to_string(child_)
-                         : ""));
+        const std::string action = child_ > 0 && o_.loss_signal != 0
+                                       ? "; sending " + std::string(::strsignal(o_.loss_signal)) +
+                                             " to " + std::to_string(child_)
+                                       : "";
+        explain_loss(why, action);
         if (child_ > 0 && o_.loss_signal != 0) {
             signal_command(o_.loss_signal);
             grace_.expires_after(o_.grace);
@@ -283,6 +292,79 @@ private:
                     signal_command(SIGKILL);
                 }
             });
+        }
+    }
+
+    /// Says why the lock was lost, which the watchdog's lock_lost does not tell: the nodes
+    /// dropped our token (deleted, expired, taken over), or they could not be reached for a
+    /// renewal until the validity ran out. One look at every key tells them apart; the
+    /// command is signalled meanwhile, the message follows within the look's bound.
+    void explain_loss(std::error_code why, const std::string& action) {
+        const std::string lost = "lock " + keys_text(held_.keys()) + " lost";
+        if (why != errc::lock_lost || !client_) {
+            say(o_, lost + " (" + why.message() + ")" + action);
+            return;
+        }
+        struct tally {
+            std::size_t keys_left = 0;
+            std::size_t fewest_answering = SIZE_MAX; ///< over the keys
+            std::size_t fewest_ours = SIZE_MAX;
+            bool failed = false;
+        };
+        explaining_ = true; // finish() leaves the client to the look
+        auto t = std::make_shared<tally>();
+        t->keys_left = held_.keys().size();
+        const auto bound = std::max(o_.node_timeout, std::chrono::milliseconds(200));
+        const std::size_t nodes = o_.nodes.size();
+        const std::size_t quorum = nodes / 2 + 1;
+        for (const auto& key : held_.keys()) {
+            client_->async_inspect(
+                key, bound,
+                [this, t, lost, action, nodes, quorum](boost::system::error_code ec,
+                                                       inspect_result r) {
+                    std::size_t answering = 0, ours = 0;
+                    for (const auto& view : r.nodes) {
+                        if (view.error && view.error != errc::lock_mismatch) {
+                            continue;
+                        }
+                        ++answering;
+                        bool holds = view.holder && *view.holder == held_.token();
+                        for (const auto& h : view.holders) {
+                            holds = holds || (h.token == held_.token() && h.left.count() > 0);
+                        }
+                        ours += holds ? 1 : 0;
+                    }
+                    t->failed = t->failed || ec;
+                    t->fewest_answering = std::min(t->fewest_answering, answering);
+                    t->fewest_ours = std::min(t->fewest_ours, ours);
+                    if (--t->keys_left != 0) {
+                        return;
+                    }
+                    const auto of = [nodes](std::size_t n) {
+                        return std::to_string(n) + " of " + std::to_string(nodes) + " nodes";
+                    };
+                    std::string cause;
+                    if (t->failed) {
+                        cause = "lock is no longer held";
+                    } else if (t->fewest_answering < quorum) {
+                        cause = "the nodes could not be reached: no renewal succeeded before its "
+                                "validity ran out (" +
+                                of(t->fewest_answering) + " answer now)";
+                    } else if (t->fewest_ours < quorum) {
+                        cause = "its token is gone from the nodes: deleted (expired, released, "
+                                "release --force, FLUSHALL...) or replaced by another holder (" +
+                                of(t->fewest_ours) + " still hold it)";
+                    } else {
+                        cause = "its validity ran out before a renewal succeeded (this process or "
+                                "the nodes were too slow), though " +
+                                of(t->fewest_ours) + " still hold its token";
+                    }
+                    say(o_, lost + ": " + cause + action);
+                    explaining_ = false;
+                    if (finished_) {
+                        client_.reset();
+                    }
+                });
         }
     }
 
@@ -303,12 +385,15 @@ private:
     }
 
     void finish() {
+        progress_.stop();
         if (lost_) {
             status_ = exit_lock_lost;
         }
         finished_ = true;
         dog_.reset();
-        client_.reset();
+        if (!explaining_) {
+            client_.reset(); // else explain_loss does, once it has said why
+        }
         signals_.cancel();
         grace_.cancel();
     }
@@ -318,6 +403,7 @@ private:
     asio::signal_set signals_;
     asio::steady_timer grace_;
     asio::cancellation_signal stop_waiting_;
+    progress_line progress_;
     std::optional<client> client_;
     std::optional<watchdog> dog_;
     lock held_;
@@ -325,7 +411,8 @@ private:
     bool lost_ = false;
     bool finished_ = false;
     bool terminal_given_ = false;
-    int interrupted_ = 0; ///< the signal that ended the wait for the lock
+    bool explaining_ = false; ///< explain_loss is looking at the nodes
+    int interrupted_ = 0;     ///< the signal that ended the wait for the lock
     int status_ = exit_internal;
 };
 

@@ -369,5 +369,67 @@ TEST(status_impostors, hostile_uptimes_values_and_errors_cannot_break_status) {
         << r.out;
 }
 
+TEST_F(nodes_test, status_takes_the_keys_of_a_lock_over_several_and_a_token_shaped_as_one) {
+    const auto nodes = topology::addresses();
+    const auto run = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> argv{REDLOCK_CLI_PATH, "--no-quarantine", "--nodes", ""};
+        for (const auto& node : nodes) {
+            argv[3] += (argv[3].empty() ? "" : ",") + node;
+        }
+        argv.insert(argv.end(), args.begin(), args.end());
+        child_process p(argv);
+        status_run r;
+        r.status = p.wait(10s);
+        r.out = p.out();
+        r.err = p.err();
+        return r;
+    };
+    const auto acquired = run({"acquire", "-t", "20s", "status:a", "status:b"});
+    ASSERT_EQ(acquired.status, 0) << acquired.err;
+    const std::string held_by = acquired.out.substr(0, 32);
+
+    // Typed as acquire takes it: two keys, each shown under its name, no token.
+    auto r = run({"status", "status:a", "status:b"});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("status:a:\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("status:b:\n"), std::string::npos) << r.out;
+    EXPECT_EQ(count_of(r.out, "held"), 2 * topology::size()) << r.out;
+    EXPECT_EQ(count_of(r.out, "(matches)"), 0u) << r.out;
+
+    // With the holder's token after the keys, or with --token: held on every node, both keys.
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"status", "status:a", "status:b", held_by},
+             {"status", "--token", held_by, "status:a", "status:b"}}) {
+        r = run(args);
+        EXPECT_EQ(r.status, 0) << r.out << r.err;
+        EXPECT_EQ(count_of(r.out, "(matches)"), 2 * topology::size()) << r.out;
+    }
+    r = run({"status", "status:a", "status:b", "ffffffffffffffffffffffffffffffff"});
+    EXPECT_EQ(r.status, 79) << r.out << r.err;
+    // One key held, the other not: the lock over both is not held by this token.
+    ASSERT_EQ(run({"release", "status:a", "status:b", held_by}).status, 0);
+    ASSERT_EQ(run({"acquire", "-t", "20s", "status:a"}).status, 0);
+    r = run({"status", "status:a", "status:b", held_by});
+    EXPECT_EQ(r.status, 79) << r.out << r.err;
+
+    // A token that is not one: a usage error that says what a token looks like.
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"status", "--token", "mytoken", "status:a"},
+             {"status", "status:a", held_by.substr(0, 31)},
+             {"status", "status:a", "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"}}) {
+        r = run(args);
+        EXPECT_EQ(r.status, 64) << args.back() << "\n" << r.out << r.err;
+        EXPECT_NE(r.err.find("32 lowercase hex digits"), std::string::npos) << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+
+    // --json: one entry per node and key.
+    r = run({"status", "--json", "status:a", "status:b"});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_EQ(count_of(r.out, "\"key\":\"status:a\""), topology::size()) << r.out;
+    EXPECT_EQ(count_of(r.out, "\"key\":\"status:b\""), topology::size()) << r.out;
+    EXPECT_NE(r.out.find("\"keys\":[\"status:a\",\"status:b\"]"), std::string::npos) << r.out;
+}
+
 } // namespace
 } // namespace redlock::test

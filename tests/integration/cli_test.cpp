@@ -1,4 +1,5 @@
 // The redlock command-line tool, run as a user runs it.
+#include "support/child_process.hpp"
 #include "support/fixture.hpp"
 
 #include <array>
@@ -286,6 +287,42 @@ TEST_F(nodes_test, cli_run_kills_a_command_that_ignores_the_signal_after_the_gra
     saboteur.join();
     EXPECT_EQ(r.status, 79);
     EXPECT_LT(since(start), 5s) << "SIGKILL after the grace period";
+}
+
+/// What `run` says when its lock is lost: whether the nodes dropped its token or could not be
+/// reached, the two read alike before ("lost (lock is no longer held)").
+TEST_F(nodes_test, cli_run_says_whether_a_loss_was_a_deleted_token_or_unreachable_nodes) {
+    const auto run = [](const std::string& key) {
+        return std::make_unique<child_process>(std::vector<std::string>{
+            REDLOCK_CLI_PATH, "--no-quarantine", "--nodes", nodes_text(), "run", "-t", "1s",
+            "--grace", "300ms", key, "--", "sleep", "20"});
+    };
+    // The token deleted on every node: the next renewal finds it gone.
+    auto deleted = run("cli:deleted");
+    ASSERT_TRUE(eventually([] { return inspector(1).get("cli:deleted").has_value(); }));
+    for (int node = 1; node <= 5; ++node) {
+        inspector(node).run({"DEL", "cli:deleted"});
+    }
+    EXPECT_EQ(deleted->wait(10s), 79);
+    EXPECT_NE(deleted->err().find("lock cli:deleted lost: its token is gone from the nodes"),
+              std::string::npos)
+        << deleted->err();
+    EXPECT_NE(deleted->err().find("(0 of 5 nodes still hold it); sending Terminated"),
+              std::string::npos)
+        << deleted->err();
+
+    // A majority paused: no renewal succeeds until the validity runs out.
+    auto unreachable = run("cli:unreachable");
+    ASSERT_TRUE(eventually([] { return inspector(4).get("cli:unreachable").has_value(); }));
+    topology::pause_majority();
+    const auto status = unreachable->wait(10s);
+    topology::resume_majority();
+    EXPECT_EQ(status, 79);
+    EXPECT_NE(unreachable->err().find("lock cli:unreachable lost: the nodes could not be "
+                                      "reached: no renewal succeeded before its validity ran out "
+                                      "(2 of 5 nodes answer now); sending Terminated"),
+              std::string::npos)
+        << unreachable->err();
 }
 
 TEST_F(nodes_test, demo_strategies_three_and_four_never_oversell) {

@@ -307,8 +307,14 @@ TEST_F(nodes_test, the_command_line_tool_never_shows_a_password_a_node_echoes) {
     for (int node : {1, 2}) { // the echoing node's vote is waited for
         inspector(node).run({"SET", "secrets:cli-echo", "someone-else", "PX", "20000"});
     }
+    // With -q --json, what is printed is the JSON alone: the node's words reach it too.
     for (const auto& args : std::vector<std::vector<std::string>>{
-             {"status", "secrets:cli-echo"}, {"acquire", "-t", "2s", "secrets:cli-echo"}}) {
+             {"status", "secrets:cli-echo"},
+             {"acquire", "-t", "2s", "secrets:cli-echo"},
+             {"status", "-q", "--json", "secrets:cli-echo"},
+             {"nodes"},
+             {"nodes", "-q", "--json"},
+             {"acquire", "-q", "--json", "-t", "2s", "secrets:cli-echo"}}) {
         const auto r =
             redlock(args, {"REDLOCK_NODES=" + joined(nodes), "REDLOCK_PASSWORD=" + secret});
         EXPECT_EQ(r.output.find(secret), std::string::npos) << args[0] << "\n" << r.output;
@@ -334,10 +340,12 @@ TEST_F(nodes_test, the_command_line_tool_logged_in_never_shows_the_password) {
     };
     for (const auto& [args, expected] : std::vector<step>{
              {{"--nodes", nodes, "status", "secrets:cli", token}, 0},
+             {{"--nodes", nodes, "status", "--json", "secrets:cli", token}, 0},
+             {{"--nodes", nodes, "acquire", "--json", "secrets:cli"}, 75},
              {{"--nodes", nodes, "acquire", "secrets:cli"}, 75},
              {{"--nodes", nodes, "extend", "secrets:cli", token}, 0},
              {{"--nodes", nodes, "run", "secrets:other", "--", "sh", "-c", "echo ran; exit 3"}, 3},
-             {{"--nodes", nodes, "release", "secrets:cli", token}, 0}}) {
+             {{"--nodes", nodes, "release", "--json", "secrets:cli", token}, 0}}) {
         const auto r = redlock(args);
         EXPECT_EQ(r.status, expected) << args[2] << "\n" << r.output;
         EXPECT_EQ(r.output.find(secret), std::string::npos) << args[2] << "\n" << r.output;

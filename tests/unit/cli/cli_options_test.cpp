@@ -294,8 +294,8 @@ struct applicability {
     std::vector<std::string> subcommands;
 };
 
-const std::vector<std::string> every_subcommand{"run",     "acquire", "extend",
-                                                "release", "status",  "demo"};
+const std::vector<std::string> every_subcommand{"run",    "acquire", "extend", "release",
+                                                "status", "nodes",   "demo"};
 
 const std::vector<applicability> where_options_apply{
     {"--nodes", "a:1", every_subcommand},
@@ -307,12 +307,14 @@ const std::vector<applicability> where_options_apply{
     {"--no-quarantine", "", every_subcommand},
     {"--quiet", "", every_subcommand},
     {"--ttl", "5s", {"run", "acquire", "extend"}},
-    {"--max-ttl", "2m", {"run", "acquire", "extend", "release", "status"}},
+    {"--max-ttl", "2m", {"run", "acquire", "extend", "release", "status", "nodes"}},
     {"--wait", "5s", {"run", "acquire"}},
     {"--retries", "3", {"run", "acquire"}},
     {"--conflict-exit-code", "3", {"run", "acquire"}},
-    {"--node-timeout", "100ms", {"run", "acquire", "extend", "release", "status"}},
+    {"--node-timeout", "100ms", {"run", "acquire", "extend", "release", "status", "nodes"}},
     {"--fence", "", {"run", "acquire"}},
+    {"--json", "", {"acquire", "release", "status", "nodes"}},
+    {"--token", "0123456789abcdef0123456789abcdef", {"status"}},
     {"--on-loss", "KILL", {"run"}},
     {"--grace", "1s", {"run"}},
     {"--buyers", "10", {"demo"}},
@@ -824,6 +826,18 @@ TEST(cli_options, force_goes_with_release_and_yes_with_force) {
     EXPECT_NE(error.find("--yes goes with --force"), std::string::npos) << error;
     EXPECT_FALSE(parse({"acquire", "--force", "k"}, error));
     EXPECT_NE(error.find("does not apply to acquire"), std::string::npos) << error;
+}
+
+TEST(cli_options, each_subcommands_help_says_what_ttl_means_for_it) {
+    const auto run = cli::help_text("run");
+    EXPECT_NE(run.find("renewed every ttl/3 while COMMAND runs"), std::string::npos) << run;
+    EXPECT_EQ(run.find("from now"), std::string::npos) << "that is extend's --ttl\n" << run;
+    const auto acquire = cli::help_text("acquire");
+    EXPECT_NE(acquire.find("nothing renews it"), std::string::npos) << acquire;
+    EXPECT_EQ(acquire.find("ttl/3"), std::string::npos) << acquire;
+    const auto extend = cli::help_text("extend");
+    EXPECT_NE(extend.find("the new expiry, from now"), std::string::npos) << extend;
+    EXPECT_EQ(extend.find("ttl/3"), std::string::npos) << extend;
 }
 
 } // namespace
