@@ -20,16 +20,16 @@ namespace redlock {
 
 /// The lock an operation was for, as an observer sees it. Valid during the call only.
 struct lock_info {
-    std::string_view label;            ///< lock_options::metrics_label, empty when none
-    std::span<const std::string> keys; ///< the lock's keys, in canonical order
-    lock_mode mode = lock_mode::exclusive;
+    std::string_view label;                ///< lock_options::metrics_label, empty when none
+    std::span<const std::string> keys;     ///< the lock's keys, in canonical order
+    lock_mode mode = lock_mode::exclusive; ///< lock_options::mode
 };
 
 /// One operation of a client (an acquire with all its attempts, an extend or renewal, a
 /// release) as a tracing span, for metrics_observer::on_operation. Valid during the call only.
 struct operation_span {
-    std::string_view operation; ///< "acquire", "extend" or "release"
-    lock_info lock;
+    std::string_view operation;                  ///< "acquire", "extend" or "release"
+    lock_info lock;                              ///< the lock it was for
     std::chrono::system_clock::time_point start; ///< when the call was made
     std::chrono::nanoseconds duration{0};        ///< until it completed
     std::error_code error;                       ///< empty on success
