@@ -30,7 +30,7 @@ int main() {
     const std::vector<std::string> keys{"stock:42"};
     redlock::operation_span span;
     span.operation = "acquire";
-    span.lock = {"checkout", keys, redlock::lock_mode::exclusive};
+    span.lock = {keys, redlock::lock_mode::exclusive};
     span.nodes = 3;
     span.succeeded = 3;
     config.metrics->on_operation(span);

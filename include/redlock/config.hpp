@@ -225,15 +225,7 @@ struct lock_options {
     /// lock_mode::permit only (and then required): how many holders the semaphore admits,
     /// 1 to max_permits. Zero for the other modes.
     unsigned permits = 0;
-    /// A name for this kind of lock in metrics and spans (metrics_observer::lock_info), e.g.
-    /// "checkout"; empty (the default) for none. prometheus_metrics adds it as a `lock`
-    /// label, so its cardinality is yours: name a kind of lock, not one per key or request.
-    /// At most max_metrics_label_size bytes.
-    std::string metrics_label;
 };
-
-/// Longest lock_options::metrics_label, in bytes.
-inline constexpr std::size_t max_metrics_label_size = 128;
 
 } // namespace redlock
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,7 +21,6 @@ namespace redlock {
 
 /// The lock an operation was for, as an observer sees it. Valid during the call only.
 struct lock_info {
-    std::string_view label;                ///< lock_options::metrics_label, empty when none
     std::span<const std::string> keys;     ///< the lock's keys, in canonical order
     lock_mode mode = lock_mode::exclusive; ///< lock_options::mode
 };
@@ -40,8 +40,8 @@ struct operation_span {
 
 /// `span`'s attributes under OpenTelemetry's semantic conventions for database client spans
 /// (db.system.name "redis", db.operation.name the operation, error.type the outcome label
-/// on failure), then redlock's own (redlock.lock.label when set, redlock.keys, redlock.mode,
-/// redlock.attempts, redlock.nodes, redlock.nodes.succeeded): what a tracer bridge copies
+/// on failure), then redlock's own (redlock.keys, redlock.mode, redlock.attempts,
+/// redlock.nodes, redlock.nodes.succeeded): what a tracer bridge copies
 /// onto its span. The span's name, by the same conventions, is "redlock.<operation>".
 REDLOCK_API std::vector<std::pair<std::string, std::string>>
 span_attributes(const operation_span& span);
@@ -93,7 +93,13 @@ public:
     /// never with the user or password; one that fails to parse as an address but has a
     /// scheme (`://`), a `@` or a `?` (it may hold a password) is shown as `nodes[i]`;
     /// host:port and names of your own stay as given.
-    explicit prometheus_metrics(std::vector<std::string> node_labels);
+    ///
+    /// `lock_label`, when given, names the kind of each acquired lock (from its keys and
+    /// mode: "checkout" for every `stock:*` key, say), and a non-empty name becomes the
+    /// acquire series' `lock` label. Its cardinality is yours: name kinds of locks, never
+    /// one per key or request. It runs on the client's strand: keep it quick.
+    explicit prometheus_metrics(std::vector<std::string> node_labels,
+                                std::function<std::string(const lock_info&)> lock_label = {});
 
     /// Everything observed so far, in the Prometheus text format.
     std::string render() const;
@@ -128,9 +134,10 @@ private:
 
     mutable std::mutex mutex_;
     std::vector<std::string> node_labels_;
+    std::function<std::string(const lock_info&)> lock_label_;
     histogram acquire_wait_;
     histogram hold_;
-    /// Per outcome, then per lock_options::metrics_label ("" for none).
+    /// Per outcome, then per lock label ("" for none).
     std::map<std::pair<std::string, std::string>, std::uint64_t, std::less<>> acquires_;
     std::size_t locks_held_ = 0;
     std::uint64_t attempts_ = 0;

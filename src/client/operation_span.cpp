@@ -30,9 +30,6 @@ std::vector<std::pair<std::string, std::string>> span_attributes(const operation
     if (span.error) {
         out.emplace_back("error.type", std::string(outcome_label(span.error)));
     }
-    if (!span.lock.label.empty()) {
-        out.emplace_back("redlock.lock.label", std::string(span.lock.label));
-    }
     std::string keys;
     for (const auto& key : span.lock.keys) {
         keys.append(keys.empty() ? "" : ",").append(key);

@@ -184,8 +184,10 @@ void prometheus_metrics::histogram::observe(double value) {
     sum += value;
 }
 
-prometheus_metrics::prometheus_metrics(std::vector<std::string> node_labels)
-    : acquire_wait_(duration_bounds())
+prometheus_metrics::prometheus_metrics(std::vector<std::string> node_labels,
+                                       std::function<std::string(const lock_info&)> lock_label)
+    : lock_label_(std::move(lock_label))
+    , acquire_wait_(duration_bounds())
     , hold_(duration_bounds()) {
     for (auto& label : node_labels) {
         node_labels_.push_back(node_label(std::move(label), node_labels_.size()));
@@ -195,9 +197,11 @@ prometheus_metrics::prometheus_metrics(std::vector<std::string> node_labels)
 
 void prometheus_metrics::on_acquire(const lock_info& lock, std::error_code e,
                                     std::chrono::nanoseconds wait, unsigned attempts) {
+    // Outside the mutex: the user's function may take its time.
+    auto label = lock_label_ ? lock_label_(lock) : std::string();
     std::lock_guard guard(mutex_);
     acquire_wait_.observe(seconds(wait));
-    ++acquires_[{std::string(outcome_label(e)), std::string(lock.label)}];
+    ++acquires_[{std::string(outcome_label(e)), std::move(label)}];
     attempts_ += attempts;
 }
 
@@ -255,7 +259,7 @@ std::string prometheus_metrics::render() const {
            "Time from an acquire call to its completion, retries included.");
     render_histogram(out, "redlock_acquire_wait_seconds", "", acquire_wait_);
     header(out, "redlock_acquires_total", "counter",
-           "Completed acquires by outcome (and lock_options::metrics_label, when set).");
+           "Completed acquires by outcome (and the kind of lock, when labelled).");
     for (const auto& [key, value] : acquires_) {
         const auto& [outcome, lock] = key;
         out.append("redlock_acquires_total{outcome=\"").append(escape(outcome));

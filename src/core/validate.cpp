@@ -95,10 +95,6 @@ std::string check_lock_options(const lock_options& o) {
                " ms) must be larger than the clock drift allowance (" + ms(drift(o)) +
                ") plus min_validity (" + std::to_string(o.min_validity.count()) + " ms)";
     }
-    if (o.metrics_label.size() > max_metrics_label_size) {
-        return "metrics_label is " + std::to_string(o.metrics_label.size()) +
-               " bytes, at most " + std::to_string(max_metrics_label_size) + " allowed";
-    }
     if (r.max_attempts == 0 && r.wait_budget == milliseconds::zero()) {
         return "retry is unbounded: set retry.max_attempts or retry.wait_budget";
     }

@@ -422,7 +422,7 @@ void acquire_op::finish(std::error_code error) {
     }
     result.votes = take_votes();
     if (auto* m = impl_->metrics()) {
-        const lock_info info{options_.metrics_label, keys_, options_.mode};
+        const lock_info info{keys_, options_.mode};
         const auto took = now() - called_at_;
         m->on_acquire(info, error, took, result.attempts);
         if (!error) {

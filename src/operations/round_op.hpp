@@ -196,7 +196,7 @@ private:
             const auto took =
                 started_at_ == clock::time_point{} ? clock::duration{} : at - started_at_;
             report_span(*m, Traits::name,
-                        {held_.options().metrics_label, held_.keys(), held_.options().mode}, took,
+                        {held_.keys(), held_.options().mode}, took,
                         error, 1, fsm_.votes().granted());
         }
         completion_.complete(error, std::move(result));

@@ -75,8 +75,8 @@ TEST_F(nodes_test, metrics_after_a_known_sequence_of_operations) {
 class recording_observer final : public metrics_observer {
 public:
     struct acquired {
-        std::string label;
         std::vector<std::string> keys;
+        lock_mode mode;
         std::error_code error;
     };
     struct span {
@@ -89,7 +89,7 @@ public:
     void on_acquire(const lock_info& lock, std::error_code error, std::chrono::nanoseconds,
                     unsigned) override {
         std::lock_guard guard(mutex_);
-        acquires_.push_back({std::string(lock.label), {lock.keys.begin(), lock.keys.end()}, error});
+        acquires_.push_back({{lock.keys.begin(), lock.keys.end()}, lock.mode, error});
     }
     void on_locks_held(std::size_t held) override {
         std::lock_guard guard(mutex_);
@@ -129,17 +129,16 @@ std::string attribute(const recording_observer::span& s, const std::string& name
     return "(absent)";
 }
 
-TEST_F(nodes_test, the_observer_learns_the_lock_its_label_the_locks_held_and_each_span) {
+TEST_F(nodes_test, the_observer_learns_the_lock_the_locks_held_and_each_span) {
     auto c = config();
     auto observer = std::make_shared<recording_observer>();
     c.metrics = observer;
     blocking_client client(c);
     std::error_code ec;
-    auto labelled = options(300ms);
-    labelled.metrics_label = "checkout";
+    auto short_lived = options(300ms);
 
     const auto before = std::chrono::system_clock::now();
-    auto first = client.acquire({"stock:2", "stock:1"}, labelled, ec);
+    auto first = client.acquire({"stock:2", "stock:1"}, short_lived, ec);
     ASSERT_FALSE(ec) << first.message;
     auto second = client.acquire("other", options(), ec);
     ASSERT_FALSE(ec) << second.message;
@@ -157,9 +156,9 @@ TEST_F(nodes_test, the_observer_learns_the_lock_its_label_the_locks_held_and_eac
 
     const auto acquires = observer->acquires();
     ASSERT_EQ(acquires.size(), 4u);
-    EXPECT_EQ(acquires[0].label, "checkout");
     EXPECT_EQ(acquires[0].keys, (std::vector<std::string>{"stock:1", "stock:2"}));
-    EXPECT_EQ(acquires[1].label, "");
+    EXPECT_EQ(acquires[1].keys, (std::vector<std::string>{"other"}));
+    EXPECT_EQ(acquires[1].mode, lock_mode::exclusive);
     EXPECT_EQ(acquires[2].error, errc::contention);
     // Granted, granted, extended (still 2), released, expired + granted, released.
     EXPECT_EQ(observer->held(), (std::vector<std::size_t>{1, 2, 2, 1, 1, 0}));
@@ -175,7 +174,6 @@ TEST_F(nodes_test, the_observer_learns_the_lock_its_label_the_locks_held_and_eac
         EXPECT_GE(spans[i].start, before - 1s);
         EXPECT_GT(spans[i].duration.count(), 0);
     }
-    EXPECT_EQ(attribute(spans[0], "redlock.lock.label"), "checkout");
     EXPECT_EQ(attribute(spans[0], "redlock.keys"), "stock:1,stock:2");
     EXPECT_EQ(attribute(spans[0], "redlock.nodes"), "5");
     EXPECT_EQ(attribute(spans[2], "error.type"), "contention");

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include <exception>
 #include <optional>
 #include <string>
@@ -86,6 +88,13 @@ TEST(completion_tokens, use_future_throws_client_closed_after_close) {
         EXPECT_EQ(std::error_code(e.code()), errc::client_closed);
     }
 }
+
+// `co_await c.async_acquire(key, {}, asio::use_awaitable)`: GCC 12 destroys a `{}` temporary
+// of a type that is not trivially destructible twice inside a co_await expression (a free of
+// memory never allocated, seen when lock_options briefly held a std::string). The options
+// types stay trivially destructible so that this common call stays safe.
+static_assert(std::is_trivially_destructible_v<redlock::lock_options>);
+static_assert(std::is_trivially_destructible_v<redlock::renewal_options>);
 
 TEST(completion_tokens, use_awaitable_throws) {
     asio::io_context io;

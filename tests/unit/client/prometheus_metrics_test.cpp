@@ -110,12 +110,16 @@ TEST(prometheus_metrics, outcome_labels) {
 
 } // namespace
 
-TEST(prometheus_metrics, a_metrics_label_becomes_a_lock_label_and_the_gauge_shows_locks_held) {
-    redlock::prometheus_metrics m({"127.0.0.1:7001"});
-    const std::vector<std::string> keys{"stock:42"};
-    m.on_acquire({"checkout", keys, redlock::lock_mode::exclusive}, {}, 1ms, 1);
-    m.on_acquire({"checkout", keys, redlock::lock_mode::exclusive}, errc::contention, 1ms, 2);
-    m.on_acquire({"", keys, redlock::lock_mode::exclusive}, {}, 1ms, 1);
+TEST(prometheus_metrics, a_lock_label_names_kinds_of_locks_and_the_gauge_shows_locks_held) {
+    // The user's function names kinds of locks: every stock:* key is a checkout.
+    redlock::prometheus_metrics m({"127.0.0.1:7001"}, [](const redlock::lock_info& lock) {
+        return lock.keys.front().starts_with("stock:") ? "checkout" : "";
+    });
+    const std::vector<std::string> stock{"stock:42"};
+    const std::vector<std::string> other{"report"};
+    m.on_acquire({stock, redlock::lock_mode::exclusive}, {}, 1ms, 1);
+    m.on_acquire({stock, redlock::lock_mode::exclusive}, errc::contention, 1ms, 2);
+    m.on_acquire({other, redlock::lock_mode::exclusive}, {}, 1ms, 1);
     m.on_locks_held(2);
     const auto text = m.render();
     EXPECT_TRUE(has_line(text, "redlock_acquires_total{outcome=\"ok\",lock=\"checkout\"} 1"));
@@ -131,7 +135,7 @@ TEST(span_attributes, follow_the_opentelemetry_database_conventions) {
     const std::vector<std::string> keys{"a", "b"};
     redlock::operation_span span;
     span.operation = "acquire";
-    span.lock = {"checkout", keys, redlock::lock_mode::exclusive};
+    span.lock = {keys, redlock::lock_mode::exclusive};
     span.error = errc::contention;
     span.attempts = 3;
     span.nodes = 5;
@@ -148,7 +152,6 @@ TEST(span_attributes, follow_the_opentelemetry_database_conventions) {
     EXPECT_EQ(value("db.system.name"), "redis");
     EXPECT_EQ(value("db.operation.name"), "acquire");
     EXPECT_EQ(value("error.type"), "contention");
-    EXPECT_EQ(value("redlock.lock.label"), "checkout");
     EXPECT_EQ(value("redlock.keys"), "a,b");
     EXPECT_EQ(value("redlock.mode"), "exclusive");
     EXPECT_EQ(value("redlock.attempts"), "3");
@@ -156,10 +159,8 @@ TEST(span_attributes, follow_the_opentelemetry_database_conventions) {
     EXPECT_EQ(value("redlock.nodes.succeeded"), "2");
 
     span.error = {};
-    span.lock.label = {};
     const auto ok = redlock::span_attributes(span);
     for (const auto& [key, v] : ok) {
         EXPECT_NE(key, "error.type") << "a success has no error.type";
-        EXPECT_NE(key, "redlock.lock.label") << "no label set: none";
     }
 }

@@ -37,15 +37,6 @@ TEST(validate, defaults_are_valid) {
     EXPECT_EQ(config_error(five()), "");
 }
 
-TEST(validate, metrics_label_is_bounded) {
-    redlock::lock_options o;
-    o.metrics_label = std::string(redlock::max_metrics_label_size, 'x');
-    EXPECT_EQ(d::check_lock_options(o), "");
-    o.metrics_label.push_back('x');
-    EXPECT_NE(d::check_lock_options(o).find("metrics_label is 129 bytes"), std::string::npos)
-        << d::check_lock_options(o);
-}
-
 TEST(validate, ttl_bounds) {
     redlock::lock_options o;
     o.ttl = 0ms;
