@@ -339,8 +339,7 @@ TEST_F(nodes_test, demo_timing_does_not_include_the_quarantine_of_nodes_just_sta
     ASSERT_EQ(r.status, 0) << r.out;
     std::smatch row;
     ASSERT_TRUE(std::regex_search(
-        r.out, row,
-        std::regex(R"(\n3 Redlock x5 \+ watchdog +(\d+) +(\d+) +(\d+) +([0-9.]+)s)")))
+        r.out, row, std::regex(R"(\n3 Redlock x5 \+ watchdog +(\d+) +(\d+) +(\d+) +([0-9.]+)s)")))
         << r.out;
     EXPECT_EQ(row[1], "10");
     // Far above what the strategy takes (about a second here), far below the 60 s a
