@@ -133,6 +133,9 @@ struct node_view {
     /// right after the other on the node but not atomically: a key that expired in between
     /// is held per `holder` and gone per `pttl`.
     std::optional<std::chrono::milliseconds> pttl;
+    /// From sending the inspection's commands to the node's answer to the first (GET);
+    /// zero when it did not answer.
+    std::chrono::microseconds latency{0};
     /// Why PTTL gave no number (the same errors as `error`), and its text.
     std::error_code pttl_error;
     std::string pttl_message; ///< the text that goes with `pttl_error`

@@ -37,12 +37,9 @@ using std::chrono::milliseconds;
 /// What an ACL refusal of a field reads as.
 constexpr std::string_view not_permitted = "unknown (not permitted)";
 
-/// Clock sampling of the nodes does not exist yet: said, not guessed.
-constexpr std::string_view clock_not_measured = "not measured";
-
 /// What is asked of each node, in this order, each a separate command so that an ACL that
 /// refuses one (CONFIG, typically) leaves the others readable.
-enum asked : std::uint64_t { info, config_save, config_appendfsync, asked_count };
+enum asked : std::uint64_t { info, config_save, config_appendfsync, time, asked_count };
 
 /// A field as read: its value, or why there is none ("unknown (not permitted)").
 struct field {
@@ -57,6 +54,11 @@ struct node_report {
     std::optional<std::string> info_refused;              ///< how INFO was refused, when it was
     field save;
     field appendfsync;
+    /// The node's TIME against this host's wall clock, read at the middle of the round trip
+    /// (node minus host), and half the round trip: the offset is known to within that.
+    std::optional<std::chrono::microseconds> clock_offset;
+    std::chrono::microseconds clock_uncertainty{0};
+    field clock{"unknown", false};
     std::optional<milliseconds> quarantined_for;
     std::string veto; ///< why a grant would not count now, empty when it would
     std::size_t replies = 0;
@@ -104,13 +106,15 @@ public:
                                                             "persistence", "memory"};
         static constexpr std::string_view save_command[] = {"CONFIG", "GET", "save"};
         static constexpr std::string_view fsync_command[] = {"CONFIG", "GET", "appendfsync"};
+        static constexpr std::string_view time_command[] = {"TIME"};
         const auto as_command = [](std::span<const std::string_view> args) {
             detail::command c;
             c.args.assign(args.begin(), args.end());
             return c;
         };
         const detail::command commands[] = {as_command(info_command), as_command(save_command),
-                                            as_command(fsync_command)};
+                                            as_command(fsync_command), as_command(time_command)};
+        sent_at_ = std::chrono::system_clock::now();
         for (std::size_t node = 0; node < reports_.size(); ++node) {
             for (std::uint64_t what = 0; what < asked_count; ++what) {
                 impl_->node(node).send(commands[what], self_, node * asked_count + what);
@@ -156,6 +160,8 @@ private:
         if (reply->type == REDIS_REPLY_ERROR) {
             if (what == info) {
                 report.info_refused = refused(r.message).value;
+            } else if (what == time) {
+                report.clock = refused(r.message);
             } else {
                 (what == config_save ? report.save : report.appendfsync) = refused(r.message);
             }
@@ -165,6 +171,10 @@ private:
             if (reply->type == REDIS_REPLY_STRING) {
                 report.info = info_fields(std::string_view(reply->str, reply->len));
             }
+            return;
+        }
+        if (what == time) {
+            record_time(report, *reply);
             return;
         }
         // CONFIG GET name: [name, value], or nothing for a name the server does not know.
@@ -179,8 +189,41 @@ private:
         }
     }
 
+    /// TIME's [seconds, microseconds], against this host's clock when it was asked and now.
+    void record_time(node_report& report, const redisReply& reply) const {
+        const auto received = std::chrono::system_clock::now();
+        long long seconds = 0;
+        long long micros = 0;
+        if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 2 ||
+            reply.element[0]->type != REDIS_REPLY_STRING ||
+            reply.element[1]->type != REDIS_REPLY_STRING ||
+            std::sscanf(reply.element[0]->str, "%lld", &seconds) != 1 ||
+            std::sscanf(reply.element[1]->str, "%lld", &micros) != 1) {
+            report.clock = {"unknown (unexpected reply)", false};
+            return;
+        }
+        using std::chrono::microseconds;
+        const auto node_time = microseconds(seconds * 1'000'000 + micros);
+        const auto half_trip = std::chrono::duration_cast<microseconds>(received - sent_at_) / 2;
+        const auto midpoint =
+            std::chrono::duration_cast<microseconds>(sent_at_.time_since_epoch()) + half_trip;
+        report.clock_offset = node_time - midpoint;
+        report.clock_uncertainty = half_trip;
+        report.clock = {clock_text(*report.clock_offset, half_trip), true};
+    }
+
+    static std::string clock_text(std::chrono::microseconds offset,
+                                  std::chrono::microseconds uncertainty) {
+        char text[96];
+        std::snprintf(text, sizeof text, "%+.1f ms (+/- %.1f ms) against this host",
+                      static_cast<double>(offset.count()) / 1000.0,
+                      static_cast<double>(uncertainty.count()) / 1000.0);
+        return text;
+    }
+
     std::shared_ptr<detail::client_impl> impl_;
     std::vector<std::string> secrets_;
+    std::chrono::system_clock::time_point sent_at_{};
     std::vector<node_report> reports_;
     std::function<void()> done_;
     std::size_t complete_ = 0;
@@ -346,7 +389,14 @@ int nodes_command(const options& o) {
             n["save"] = json_field(save);
             n["appendfsync"] = json_field(r.appendfsync);
             n["maxmemory_policy"] = json_field(policy);
-            n["clock"] = clock_not_measured;
+            n["clock"] = r.clock.value;
+            n["clock_offset_ms"] =
+                r.clock_offset ? json::value(static_cast<double>(r.clock_offset->count()) / 1000.0)
+                               : json::value(nullptr);
+            n["clock_uncertainty_ms"] =
+                r.clock_offset
+                    ? json::value(static_cast<double>(r.clock_uncertainty.count()) / 1000.0)
+                    : json::value(nullptr);
             n["quarantined_for_ms"] =
                 r.quarantined_for ? json::value(r.quarantined_for->count()) : json::value(nullptr);
             n["votes_count"] = r.veto.empty();
@@ -366,8 +416,7 @@ int nodes_command(const options& o) {
                   << " uptime=" << word(uptime.known ? uptime_text(uptime.value) : uptime.value)
                   << " aof=" << word(aof.known ? (aof.value == "1" ? "yes" : "no") : aof.value)
                   << " save=" << word(save.value) << " appendfsync=" << word(r.appendfsync.value)
-                  << " maxmemory-policy=" << word(policy.value)
-                  << " clock=" << word(std::string(clock_not_measured))
+                  << " maxmemory-policy=" << word(policy.value) << " clock=" << word(r.clock.value)
                   << " quarantine=" << word(quarantine_text(r))
                   << " votes=" << word(r.veto.empty() ? "count" : "do not count: " + r.veto)
                   << " tls=" << (tls ? "yes" : "no") << "\n";

@@ -157,6 +157,7 @@ boost::json::object view_json(const node_view& view, const std::string& key,
     out["reason"] = state == node_state::timeout
                         ? json::value("no answer within " + std::to_string(bound.count()) + " ms")
                         : text_or_null(view.message);
+    out["latency_us"] = view.latency.count();
     out["run_id"] = text_or_null(view.run_id);
     out["same_server_as"] =
         view.same_server_as ? json::value(names[*view.same_server_as]) : json::value(nullptr);

@@ -79,6 +79,7 @@ void inspect_op::start() {
     const command pttl{{"PTTL", key_}};
     const command hgetall{{"HGETALL", key_}};
     const command time{{"TIME"}};
+    sent_at_ = now();
     for (std::size_t node = 0; node < impl_->node_count(); ++node) {
         send(node, get, {0, command_kind::inspect_value, node});
         send(node, pttl, {0, command_kind::inspect_pttl, node});
@@ -103,6 +104,7 @@ void inspect_op::on_reply(std::uint64_t packed, const node_reply& reply) {
     switch (tag.kind) {
     case command_kind::inspect_value:
         got_value_[node] = true;
+        view.latency = std::chrono::duration_cast<std::chrono::microseconds>(now() - sent_at_);
         view.error = failure_of(reply, view.message);
         if (view.error == errc::server_error && view.message.starts_with("WRONGTYPE")) {
             // Readers or a semaphore's holders (a hash), or no lock at all: HGETALL tells.

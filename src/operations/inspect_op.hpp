@@ -37,6 +37,7 @@ private:
     std::chrono::milliseconds timeout_;
     completion<client::inspect_signature> completion_;
     inspect_result result_;
+    clock::time_point sent_at_{};
     /// Per node: whether GET and PTTL were answered.
     std::vector<bool> got_value_;
     std::vector<bool> got_pttl_;

@@ -8,6 +8,9 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include <cmath>
+#include <regex>
+
 namespace redlock::test {
 namespace {
 
@@ -73,7 +76,10 @@ TEST_F(nodes_test, cli_nodes_shows_role_version_persistence_eviction_and_quarant
     for (int node = 1; node <= 4; ++node) {
         const auto line = line_of(r.out, node);
         EXPECT_NE(line.find(" reachable role=master version=7."), std::string::npos) << line;
-        EXPECT_NE(line.find(" clock=\"not measured\""), std::string::npos) << line;
+        // The nodes run on this host: same clock, so the offset is within the round trip.
+        EXPECT_TRUE(std::regex_search(
+            line, std::regex(R"( clock="[+-]\d+\.\d ms \(\+/- \d+\.\d ms\) against this host")")))
+            << line;
         EXPECT_NE(line.find(" tls=no"), std::string::npos) << line;
         EXPECT_NE(line.find(" run_id="), std::string::npos) << line;
         EXPECT_EQ(line.find("unknown"), std::string::npos) << "all readable: " << line;
@@ -107,7 +113,11 @@ TEST_F(nodes_test, cli_nodes_shows_role_version_persistence_eviction_and_quarant
     EXPECT_EQ(node(3).at("aof_enabled"), true);
     EXPECT_EQ(node(3).at("appendfsync"), "always");
     EXPECT_EQ(node(3).at("role"), "master");
-    EXPECT_EQ(node(3).at("clock"), "not measured");
+    const auto offset = node(3).at("clock_offset_ms").to_number<double>();
+    const auto uncertainty = node(3).at("clock_uncertainty_ms").to_number<double>();
+    EXPECT_GE(uncertainty, 0.0);
+    EXPECT_LE(std::abs(offset), uncertainty + 1.0) << "one host, one clock: within the round trip";
+    EXPECT_FALSE(node(5).contains("clock_offset_ms")) << "unreachable: no clock";
     EXPECT_EQ(node(3).at("tls"), false);
     EXPECT_EQ(text_of(node(3).at("run_id")).size(), 40u);
     EXPECT_GE(node(3).at("uptime_s").to_number<std::int64_t>(), 0);
@@ -132,13 +142,14 @@ TEST_F(nodes_test, cli_nodes_shows_role_version_persistence_eviction_and_quarant
 }
 
 TEST_F(nodes_test, cli_nodes_says_what_the_acl_does_not_permit) {
-    // A user who may lock and read INFO, but not run CONFIG; and one who may not run INFO.
+    // A user who may lock and read INFO, but not run CONFIG; and one who may not run INFO
+    // nor TIME.
     for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
         EXPECT_EQ(inspector(node).run({"ACL", "SETUSER", "noconfig", "reset", "on", ">pw", "~*",
                                        "&*", "+@all", "-config"}),
                   "OK");
         EXPECT_EQ(inspector(node).run({"ACL", "SETUSER", "noinfo", "reset", "on", ">pw", "~*", "&*",
-                                       "+@all", "-config", "-info"}),
+                                       "+@all", "-config", "-info", "-time"}),
                   "OK");
     }
     const auto as = [](const std::string& user) {
@@ -170,7 +181,7 @@ TEST_F(nodes_test, cli_nodes_says_what_the_acl_does_not_permit) {
         const auto& node = n.as_object();
         EXPECT_EQ(node.at("reachable"), true) << json::serialize(node);
         for (const char* field : {"role", "version", "run_id", "uptime_s", "aof_enabled",
-                                  "maxmemory_policy", "save", "appendfsync"}) {
+                                  "maxmemory_policy", "save", "appendfsync", "clock"}) {
             EXPECT_EQ(node.at(field), "unknown (not permitted)") << field;
         }
         // Without INFO, the client cannot see a restart or an eviction: no vote (the
