@@ -1,5 +1,6 @@
 #include "operations/renewal_runner.hpp"
 
+#include "core/recreate_where.hpp"
 #include "operations/extend_release_traits.hpp"
 #include "operations/round_op.hpp"
 
@@ -13,7 +14,10 @@ renewal_runner::renewal_runner(std::shared_ptr<client_impl> impl,
     , state_(std::move(state))
     , options_(renewal_fsm::resolve(state_->options.ttl, options))
     , fsm_(state_->options.ttl, options_,
-           clock::time_point(clock::duration(state_->valid_until.load()))) {
+           clock::time_point(clock::duration(state_->valid_until.load())))
+    // valid_until = the granting attempt's start + ttl - drift: at or before every write of
+    // the acquire.
+    , confirmed_at_(impl_->node_count(), fsm_.valid_until() - state_->options.ttl) {
     impl_->register_operation(this);
 }
 
@@ -74,7 +78,21 @@ void renewal_runner::extend() {
     auto self = shared_from_this();
     lock held(state_->keys, state_->token, fsm_.valid_until(), state_->options,
               state_->fencing_token);
-    auto on_done = [self](std::error_code ec, extend_result r) {
+    const auto sent = impl_->now();
+    std::vector<bool> recreate;
+    if (options_.recreate_missing) {
+        std::vector<std::optional<clock::time_point>> forgot_at;
+        for (std::size_t node = 0; node < impl_->node_count(); ++node) {
+            forgot_at.push_back(impl_->node(node).started_at());
+        }
+        recreate = recreate_where(forgot_at, confirmed_at_);
+    }
+    auto on_done = [self, sent](std::error_code ec, extend_result r) {
+        for (const auto& vote : r.votes) {
+            if (vote.outcome == node_outcome::granted && vote.node < self->confirmed_at_.size()) {
+                self->confirmed_at_[vote.node] = sent;
+            }
+        }
         if (auto* m = self->impl_->metrics()) {
             m->on_renewal(ec);
         }
@@ -98,7 +116,7 @@ void renewal_runner::extend() {
             boost::asio::bind_executor(impl_->strand(), std::move(on_done))),
         impl_->strand());
     auto round = std::make_shared<round_op<extend_traits>>(
-        impl_, std::move(held), state_->options.ttl, std::move(done), options_.recreate_missing);
+        impl_, std::move(held), state_->options.ttl, std::move(done), std::move(recreate));
     in_flight_ = round;
     round->start();
 }

@@ -63,6 +63,9 @@ private:
     std::optional<renewal_timers::entry> waiting_;
     std::weak_ptr<cancellable> in_flight_;
     std::vector<completion<void()>> stop_waiters_;
+    /// Per node, the start of the last round that wrote or extended the key there: with
+    /// recreate_missing, only a node that forgot keys after that gets it written back.
+    std::vector<clock::time_point> confirmed_at_;
     bool over_ = false;
 };
 

@@ -72,6 +72,21 @@ void history::end(int id) {
     }
 }
 
+void history::forced(const std::string& key, real_ns started) {
+    for (std::size_t id = 0; id < holders_.size(); ++id) {
+        auto& h = holders_[id];
+        const auto granted = h.windows.front().from;
+        if (std::find(h.keys.begin(), h.keys.end(), key) == h.keys.end() || h.end <= started) {
+            continue;
+        }
+        // Granted before the deletes completed: they may have been deleted (a grant in
+        // between may have landed before them), from the force release's start on.
+        h.forced = std::min(h.forced, std::max(started, granted));
+        SIM_TRACE(world_, "c" + std::to_string(h.client),
+                  "h" + std::to_string(id) + " force-released");
+    }
+}
+
 void history::loss(int id, std::int64_t valid_until_local) {
     auto& h = holders_[static_cast<std::size_t>(id)];
     const real_ns deadline = real_at(h.client, valid_until_local);
@@ -98,7 +113,7 @@ void history::loss(int id, std::int64_t valid_until_local) {
 std::vector<history::window> history::protected_time(const holder& h) const {
     std::vector<window> ws;
     for (auto w : h.windows) {
-        w.to = std::min(w.to, h.end);
+        w.to = std::min({w.to, h.end, h.forced});
         if (w.from < w.to) {
             ws.push_back(w);
         }
@@ -118,6 +133,7 @@ std::vector<history::window> history::protected_time(const holder& h) const {
 real_ns history::covered_from(const holder& h, real_ns from) const {
     holder uncut = h;
     uncut.end = INT64_MAX;
+    uncut.forced = INT64_MAX;
     real_ns covered = from;
     for (const auto& w : protected_time(uncut)) {
         bool bridged = false;

@@ -33,6 +33,9 @@ namespace redlock::sim {
 /// (k) a compare-and-delete (a release finishing in the background, a cleanup, a copy resent
 ///     after NOSCRIPT) never removes the key of a holder still relying on it;
 /// (l) close() never cuts short a release's delete before that release's node_timeout.
+/// (n) a force release wins over a watchdog with recreate_missing: no renewal writes back a
+///     hold that a force release deleted on a node that forgot nothing since (checked by the
+///     nodes); the holders it deleted stop being protected for (a) from the force release.
 /// (m) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
 ///     than its backoff's end, whatever happened to the release notifications (lost,
 ///     delayed, subscriber cut), unless its process was paused meanwhile.
@@ -56,6 +59,9 @@ public:
     void renew(int holder, std::int64_t valid_until_local);
     /// The holder stops relying on the lock now (release start, loss, end of work).
     void end(int holder);
+    /// A force release of `key`, started at `started`, completed now: whoever held the key
+    /// from before then may overlap with later holders from `started` (or its grant) on.
+    void forced(const std::string& key, real_ns started);
     /// The loss signal fired now; `valid_until_local` as the watchdog knew it.
     void loss(int holder, std::int64_t valid_until_local);
     /// The holder stops watching its watchdog now: if the validity ran out while the watchdog
@@ -120,6 +126,8 @@ private:
         std::vector<window> windows;
         real_ns end = INT64_MAX;
         bool with_lock;
+        /// Protected until a force release took the key away (a).
+        real_ns forced = INT64_MAX;
     };
     real_ns real_at(int client, std::int64_t local) const {
         return clocks_[static_cast<std::size_t>(client)].real_at(local, INT64_MIN / 2);

@@ -302,7 +302,7 @@ private:
         if (!info.reply || info.reply->type != REDIS_REPLY_STRING) {
             return;
         }
-        const auto got = detail::parse_server_info({info.reply->str, info.reply->len}, {});
+        const auto got = detail::parse_server_info({info.reply->str, info.reply->len});
         const detail::clock::time_point now(std::chrono::nanoseconds(clock_.local(w_.now())));
         auto started = now - std::chrono::seconds(got.uptime_seconds);
         if (!run_id_.empty() && got.run_id != run_id_) {
@@ -318,7 +318,7 @@ private:
         started_at_ = started;
         run_id_ = got.run_id;
         evicted_keys_ = got.evicted_keys;
-        eviction_risk_ = detail::eviction_risk(got);
+        eviction_risk_ = detail::eviction_risk(got, {});
     }
 
     /// The periodic INFO of a connection that is up: one round trip, read at the node

@@ -624,6 +624,12 @@ sim_node::reply sim_node::extend(const std::vector<std::string>& keys,
                 return integer(0);
             }
             plan.push_back(step::hold);
+            if (held) {
+                continue;
+            }
+        }
+        if (plan.back() != step::pexpire && forced_.count({key, token}) && on_forced_recreate) {
+            on_forced_recreate(key, token);
         }
     }
     for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -653,7 +659,11 @@ sim_node::reply sim_node::acquire(const std::vector<std::string>& keys,
         return error("ERR acquire.lua:" + ttl_error);
     }
     for (std::size_t i = 0; i < n; ++i) {
-        if (find(keys[i])) {
+        if (const auto* e = find(keys[i])) {
+            if (e->type == kind::string && e->expire_at < 0) {
+                return error("REDLOCK_MISMATCH key " + keys[i] +
+                             " is a string without expiry, not a lock");
+            }
             return nil;
         }
     }
@@ -709,6 +719,9 @@ sim_node::reply sim_node::holders_acquire(const std::vector<std::string>& keys,
     }
     const auto& key = keys[0];
     auto* e = find(key);
+    if (e && e->type == kind::string && e->expire_at < 0) {
+        return error("REDLOCK_MISMATCH key is a string without expiry, not a lock");
+    }
     if (e && e->type == kind::string) {
         return nil;
     }
@@ -856,6 +869,15 @@ sim_node::reply sim_node::force_release(const std::vector<std::string>& keys) {
     for (const auto& key : keys) {
         const auto* e = find(key);
         if (e && ((e->type == kind::string && e->expire_at >= 0) || lock_hash(*e))) {
+            if (e->type == kind::string) {
+                forced_.emplace(key, e->value);
+            } else {
+                for (const auto& [field, value] : e->fields) {
+                    if (field != "mode" && field != "writer_waiting") {
+                        forced_.emplace(key, field);
+                    }
+                }
+            }
             data_.erase(key);
             publish_release(key, "");
             ++deleted;
@@ -904,6 +926,7 @@ void sim_node::crash() {
     }
     scripts_.clear();
     channels_.clear();
+    forced_.clear();
     auto cuts = on_crash;
     for (auto& [id, cut] : cuts) {
         cut();
@@ -927,6 +950,7 @@ void sim_node::evict_one() {
     SIM_TRACE(world_, name(), "evicted " + victim->first);
     data_.erase(victim);
     ++evicted_keys_;
+    forced_.clear(); // the clients see keys forgotten: a write-back is expected now
 }
 
 void sim_node::restart() {

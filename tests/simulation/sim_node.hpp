@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -87,10 +88,16 @@ public:
     /// lock hash): for (k).
     std::function<void(const std::string& key, const std::string& token)> on_delete;
 
+    /// A renewal wrote back `token`'s hold of `key`, which a force release had deleted here
+    /// while the node forgot nothing since (no crash, no eviction): for (n).
+    std::function<void(const std::string& key, const std::string& token)> on_forced_recreate;
+
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
     std::vector<std::string> live_lock_keys() const;
 
 private:
+    /// (key, token) holds that force_release deleted, until the node forgets (crash, eviction).
+    std::set<std::pair<std::string, std::string>> forced_;
     using reply = std::string;
     enum class kind { string, hash, list };
     struct entry {
