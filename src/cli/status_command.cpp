@@ -6,12 +6,14 @@
 #include "cli/exit_codes.hpp"
 #include "cli/terminal.hpp"
 #include "core/validate.hpp"
+#include "transport/server_text.hpp" // configured_secrets
 
 #include <redlock/client.hpp>
 #include <redlock/node_address.hpp>
 
 #include <boost/asio/io_context.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -68,9 +70,51 @@ std::string quarantine_note(const node_view& view, bool accept_evicting) {
     return note + "  (quarantined: votes count again in " + seconds + " s)";
 }
 
+/// What a node stored or says, for the terminal: the value under a key is anybody's text, so
+/// every configured password is cut out of it, as out of every vote's server text
+/// (configured_secrets(), printable_server_text()); only the display is, comparisons use
+/// what the node sent.
+class node_text {
+public:
+    node_text(const client_config& config, const std::vector<node_address>& addresses) {
+        for (const auto& address : addresses) {
+            for (auto& secret : detail::configured_secrets(config, address.password)) {
+                if (std::find(secrets_.begin(), secrets_.end(), secret) == secrets_.end()) {
+                    secrets_.push_back(std::move(secret));
+                }
+            }
+        }
+        // Longest first, as configured_secrets() orders them: a password holding another is
+        // cut whole.
+        std::sort(secrets_.begin(), secrets_.end(),
+                  [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    }
+    /// Each secret becomes `***` (longest first at every position, on the bytes as stored),
+    /// then the terminal's escaping (printable()) applies as to any other text.
+    std::string operator()(std::string_view text) const {
+        std::string scrubbed;
+        for (std::size_t at = 0; at < text.size();) {
+            const auto secret =
+                std::find_if(secrets_.begin(), secrets_.end(),
+                             [&](const std::string& s) { return text.substr(at).starts_with(s); });
+            if (secret != secrets_.end()) {
+                scrubbed += "***";
+                at += secret->size();
+            } else {
+                scrubbed += text[at++];
+            }
+        }
+        return printable(scrubbed, shown);
+    }
+
+private:
+    std::vector<std::string> secrets_;
+};
+
 /// "readers 2 [pttl 900 ms]: T1 (900 ms left), T2 (450 ms left)  writer waiting 800 ms"
 /// or "permits 2 of 3 ...". Returns whether `token` is one of the live holders.
-bool describe_holders(const node_view& view, const std::string& token, const options& o) {
+bool describe_holders(const node_view& view, const std::string& token, const options& o,
+                      const node_text& shown_text) {
     std::size_t live = 0;
     bool ours = false;
     std::string list;
@@ -81,7 +125,7 @@ bool describe_holders(const node_view& view, const std::string& token, const opt
         ++live;
         const bool match = !token.empty() && h.token == token;
         ours = ours || match;
-        list += (list.empty() ? "" : ", ") + printable(h.token, shown) + " (" +
+        list += (list.empty() ? "" : ", ") + shown_text(h.token) + " (" +
                 std::to_string(h.left.count()) + " ms left" + (match ? ", matches" : "") + ")";
     }
     if (view.mode == lock_mode::shared) {
@@ -152,6 +196,7 @@ int status_command(const options& o) {
     if (const auto note = built_in_nodes_note(o); !note.empty() && !o.quiet) {
         std::cerr << "redlock status: reporting on" << note << "\n";
     }
+    const node_text shown_text(config, addresses);
     std::size_t reachable = 0, matching = 0;
     for (const auto& view : views.nodes) {
         std::cout << std::left << std::setw(24) << addresses[view.node].display() << " ";
@@ -166,7 +211,7 @@ int status_command(const options& o) {
         // The library counts a server reached under two names once (errc::duplicate_node).
         if (view.same_server_as) {
             std::cout << "same server as " << addresses[*view.same_server_as].display()
-                      << " (run_id " << printable(view.run_id, shown) << "): not counted\n";
+                      << " (run_id " << shown_text(view.run_id) << "): not counted\n";
             continue;
         }
         if (view.error == errc::server_error) {
@@ -175,7 +220,7 @@ int status_command(const options& o) {
         }
         if (view.error == errc::lock_mismatch) {
             ++reachable;
-            std::cout << "not a lock (" << printable(view.message, shown) << ")"
+            std::cout << "not a lock (" << shown_text(view.message) << ")"
                       << quarantine_note(view, o.accept_evicting_nodes) << "\n";
             continue;
         }
@@ -185,7 +230,7 @@ int status_command(const options& o) {
         }
         ++reachable;
         if (view.mode != lock_mode::exclusive) {
-            const bool ours = describe_holders(view, token, o);
+            const bool ours = describe_holders(view, token, o, shown_text);
             matching += ours ? 1 : 0;
             continue;
         }
@@ -193,8 +238,7 @@ int status_command(const options& o) {
             std::cout << "free" << quarantine_note(view, o.accept_evicting_nodes) << "\n";
             continue;
         }
-        std::cout << "held  " << describe_pttl(view) << "  token "
-                  << printable(*view.holder, shown);
+        std::cout << "held  " << describe_pttl(view) << "  token " << shown_text(*view.holder);
         if (!token.empty()) {
             const bool ours = *view.holder == token;
             matching += ours ? 1 : 0;
