@@ -8,6 +8,21 @@
 
 namespace redlock::detail {
 
+namespace {
+
+/// Whether the round may have written or extended the key on the vote's node: everything but
+/// a sure no (the script answered 0, or failed with nothing written). A grant that did not
+/// count (a veto only ever discounts a grant: operation::apply_quarantine) wrote it, and a
+/// node in its restart quarantine must not get it written back at every renewal while its
+/// votes do not count; a lost or late reply may have written it too. A node that forgets
+/// after this round is seen again by its started_at.
+bool may_have_landed(const node_vote& vote) {
+    return vote.outcome != node_outcome::refused && vote.error != errc::server_error &&
+           vote.error != errc::unexpected_reply;
+}
+
+} // namespace
+
 renewal_runner::renewal_runner(std::shared_ptr<client_impl> impl,
                                std::shared_ptr<watchdog_state> state, renewal_options options)
     : impl_(std::move(impl))
@@ -19,6 +34,7 @@ renewal_runner::renewal_runner(std::shared_ptr<client_impl> impl,
     // the acquire.
     , confirmed_at_(impl_->node_count(), fsm_.valid_until() - state_->options.ttl) {
     impl_->register_operation(this);
+    confirm_landed({}, fsm_.valid_until() - state_->options.ttl);
 }
 
 renewal_runner::~renewal_runner() {
@@ -88,11 +104,7 @@ void renewal_runner::extend() {
         recreate = recreate_where(forgot_at, confirmed_at_);
     }
     auto on_done = [self, sent](std::error_code ec, extend_result r) {
-        for (const auto& vote : r.votes) {
-            if (vote.outcome == node_outcome::granted && vote.node < self->confirmed_at_.size()) {
-                self->confirmed_at_[vote.node] = sent;
-            }
-        }
+        self->confirm_landed(r.votes, sent);
         if (auto* m = self->impl_->metrics()) {
             m->on_renewal(ec);
         }
@@ -119,6 +131,21 @@ void renewal_runner::extend() {
         impl_, std::move(held), state_->options.ttl, std::move(done), std::move(recreate));
     in_flight_ = round;
     round->start();
+}
+
+void renewal_runner::confirm_landed(const std::vector<node_vote>& votes, clock::time_point sent) {
+    for (std::size_t node = 0; node < confirmed_at_.size(); ++node) {
+        const bool landed = votes.empty() || (node < votes.size() && may_have_landed(votes[node]));
+        if (!landed) {
+            continue;
+        }
+        // A restart the link saw while the round was out came before the reply that the
+        // round's write or extend got there (or the node forgot after it, and then only
+        // the write-back is missed, never a forced release undone): the commands queued
+        // during a reconnect reach the new server.
+        const auto started = impl_->node(node).started_at();
+        confirmed_at_[node] = started && *started > sent ? *started : sent;
+    }
 }
 
 void renewal_runner::declare_lost(std::error_code why) {

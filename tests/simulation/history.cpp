@@ -72,19 +72,9 @@ void history::end(int id) {
     }
 }
 
-void history::forced(const std::string& key, real_ns started) {
-    for (std::size_t id = 0; id < holders_.size(); ++id) {
-        auto& h = holders_[id];
-        const auto granted = h.windows.front().from;
-        if (std::find(h.keys.begin(), h.keys.end(), key) == h.keys.end() || h.end <= started) {
-            continue;
-        }
-        // Granted before the deletes completed: they may have been deleted (a grant in
-        // between may have landed before them), from the force release's start on.
-        h.forced = std::min(h.forced, std::max(started, granted));
-        SIM_TRACE(world_, "c" + std::to_string(h.client),
-                  "h" + std::to_string(id) + " force-released");
-    }
+void history::force_deleted(const std::string& token, std::size_t nodes) {
+    nodes_ = nodes;
+    force_deletes_[token].push_back(world_.now());
 }
 
 void history::loss(int id, std::int64_t valid_until_local) {
@@ -110,10 +100,20 @@ void history::loss(int id, std::int64_t valid_until_local) {
     end(id);
 }
 
-std::vector<history::window> history::protected_time(const holder& h) const {
+std::vector<history::window> history::protected_time(const holder& h, bool cut_by_force) const {
+    // A force release took the lock away once the nodes it did not delete it on can no longer
+    // make a quorum: a grant delivered after that (its SETs landed before the deletes) was
+    // never exclusive either.
+    real_ns forced = INT64_MAX;
+    if (const auto it = force_deletes_.find(h.token); cut_by_force && it != force_deletes_.end()) {
+        const std::size_t enough = nodes_ - (nodes_ / 2 + 1) + 1;
+        if (it->second.size() >= enough) {
+            forced = std::min(forced, std::max(it->second[enough - 1], h.windows.front().from));
+        }
+    }
     std::vector<window> ws;
     for (auto w : h.windows) {
-        w.to = std::min({w.to, h.end, h.forced});
+        w.to = std::min({w.to, h.end, forced});
         if (w.from < w.to) {
             ws.push_back(w);
         }
@@ -133,9 +133,8 @@ std::vector<history::window> history::protected_time(const holder& h) const {
 real_ns history::covered_from(const holder& h, real_ns from) const {
     holder uncut = h;
     uncut.end = INT64_MAX;
-    uncut.forced = INT64_MAX;
     real_ns covered = from;
-    for (const auto& w : protected_time(uncut)) {
+    for (const auto& w : protected_time(uncut, false)) {
         bool bridged = false;
         for (const auto& p : pauses_[static_cast<std::size_t>(h.client)]) {
             // A gap that the holder slept through, closed by a renewal it took in at the

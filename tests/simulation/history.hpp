@@ -59,9 +59,10 @@ public:
     void renew(int holder, std::int64_t valid_until_local);
     /// The holder stops relying on the lock now (release start, loss, end of work).
     void end(int holder);
-    /// A force release of `key`, started at `started`, completed now: whoever held the key
-    /// from before then may overlap with later holders from `started` (or its grant) on.
-    void forced(const std::string& key, real_ns started);
+    /// A force release deleted the hold of `token` on one of `nodes` nodes now: once it did so
+    /// on so many nodes that the rest cannot make a quorum, the holder may overlap with later
+    /// holders from then on (or from its grant, when that came later).
+    void force_deleted(const std::string& token, std::size_t nodes);
     /// The loss signal fired now; `valid_until_local` as the watchdog knew it.
     void loss(int holder, std::int64_t valid_until_local);
     /// The holder stops watching its watchdog now: if the validity ran out while the watchdog
@@ -126,14 +127,13 @@ private:
         std::vector<window> windows;
         real_ns end = INT64_MAX;
         bool with_lock;
-        /// Protected until a force release took the key away (a).
-        real_ns forced = INT64_MAX;
     };
     real_ns real_at(int client, std::int64_t local) const {
         return clocks_[static_cast<std::size_t>(client)].real_at(local, INT64_MIN / 2);
     }
-    /// The holder's protected time: its windows, merged, cut at its end.
-    std::vector<window> protected_time(const holder& h) const;
+    /// The holder's protected time: its windows, merged, cut at its end and, with
+    /// `cut_by_force`, where a force release took the lock away.
+    std::vector<window> protected_time(const holder& h, bool cut_by_force = true) const;
     std::string describe(int id) const;
     /// The end of the holder's uninterrupted validity from its grant on (windows uncut).
     real_ns covered_from(const holder& h, real_ns from) const;
@@ -149,6 +149,9 @@ private:
     std::set<std::string> releasing_;
     std::set<std::string> released_;
     std::map<std::string, real_ns> release_timeout_;
+    /// When force releases deleted each token's holds, node by node.
+    std::map<std::string, std::vector<real_ns>> force_deletes_;
+    std::size_t nodes_ = 0;
     std::set<int> closed_;
     std::vector<int> calls_;
     std::vector<std::string> violations_;

@@ -72,6 +72,9 @@ schedule::schedule(std::uint64_t seed, bool tracing)
         nodes_.back()->on_delete = [this, n](const std::string& key, const std::string& token) {
             h_.deleted(static_cast<int>(n), key, token);
         };
+        nodes_.back()->on_force_delete = [this](const std::string&, const std::string& token) {
+            h_.force_deleted(token, nodes_.size());
+        };
         nodes_.back()->on_forced_recreate = [this, n](const std::string& key,
                                                       const std::string& token) {
             h_.violation("(n) a renewal undid a force release",
@@ -218,12 +221,10 @@ void schedule::schedule_fault(const fault& f) {
             }
             SIM_TRACE(w_, who(f.client), "force release of " + f.key);
             const auto call = h_.issue();
-            const auto started = w_.now();
             slot.client->async_force_release(
                 {f.key}, std::chrono::milliseconds(200),
-                [this, f, call, started](std::error_code ec, const release_result& r) {
+                [this, f, call](std::error_code ec, const release_result& r) {
                     h_.completed(call, "force_release");
-                    h_.forced(f.key, started);
                     SIM_TRACE(w_, who(f.client),
                               "force release of " + f.key + " -> " +
                                   (ec ? ec.message() : std::to_string(r.released) + " deleted"));

@@ -396,7 +396,9 @@ private:
         if (incarnation != node_.incarnation() || !node_.up()) {
             return;
         }
+        node_.command_sent_at = p->sent_at;
         auto resp = node_.execute(p->args, who_);
+        node_.command_sent_at = -1;
         if (p->done || p->connection != connection_ || dead_ == connection_) {
             // Ran, but nobody hears of it: the connection broke, or an earlier reply on it
             // was lost and the byte stream stalls behind it until the break is noticed.

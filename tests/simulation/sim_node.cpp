@@ -628,7 +628,9 @@ sim_node::reply sim_node::extend(const std::vector<std::string>& keys,
                 continue;
             }
         }
-        if (plan.back() != step::pexpire && forced_.count({key, token}) && on_forced_recreate) {
+        const auto forced = forced_.find({key, token});
+        if (plan.back() != step::pexpire && forced != forced_.end() &&
+            (command_sent_at < 0 || command_sent_at > forced->second) && on_forced_recreate) {
             on_forced_recreate(key, token);
         }
     }
@@ -870,11 +872,17 @@ sim_node::reply sim_node::force_release(const std::vector<std::string>& keys) {
         const auto* e = find(key);
         if (e && ((e->type == kind::string && e->expire_at >= 0) || lock_hash(*e))) {
             if (e->type == kind::string) {
-                forced_.emplace(key, e->value);
+                forced_[{key, e->value}] = world_.now();
+                if (on_force_delete) {
+                    on_force_delete(key, e->value);
+                }
             } else {
                 for (const auto& [field, value] : e->fields) {
                     if (field != "mode" && field != "writer_waiting") {
-                        forced_.emplace(key, field);
+                        forced_[{key, field}] = world_.now();
+                        if (on_force_delete) {
+                            on_force_delete(key, field);
+                        }
                     }
                 }
             }

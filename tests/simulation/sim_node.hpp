@@ -90,14 +90,22 @@ public:
 
     /// A renewal wrote back `token`'s hold of `key`, which a force release had deleted here
     /// while the node forgot nothing since (no crash, no eviction): for (n).
+    /// force_release deleted `token`'s hold of `key` here now.
+    std::function<void(const std::string& key, const std::string& token)> on_force_delete;
+    /// Only for a command sent after the force release ran here (command_sent_at): one sent
+    /// before it, on its way meanwhile, could not know.
     std::function<void(const std::string& key, const std::string& token)> on_forced_recreate;
+    /// When the command being executed was sent by its client (set by the link around
+    /// execute()); negative when unknown.
+    real_ns command_sent_at = -1;
 
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
     std::vector<std::string> live_lock_keys() const;
 
 private:
-    /// (key, token) holds that force_release deleted, until the node forgets (crash, eviction).
-    std::set<std::pair<std::string, std::string>> forced_;
+    /// (key, token) holds that force_release deleted, and when, until the node forgets
+    /// (crash, eviction).
+    std::map<std::pair<std::string, std::string>, real_ns> forced_;
     using reply = std::string;
     enum class kind { string, hash, list };
     struct entry {
