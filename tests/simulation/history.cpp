@@ -72,8 +72,7 @@ void history::end(int id) {
     }
 }
 
-void history::force_deleted(const std::string& token, std::size_t nodes) {
-    nodes_ = nodes;
+void history::force_deleted(const std::string& token) {
     force_deletes_[token].push_back(world_.now());
 }
 
@@ -101,15 +100,13 @@ void history::loss(int id, std::int64_t valid_until_local) {
 }
 
 std::vector<history::window> history::protected_time(const holder& h, bool cut_by_force) const {
-    // A force release took the lock away once the nodes it did not delete it on can no longer
-    // make a quorum: a grant delivered after that (its SETs landed before the deletes) was
-    // never exclusive either.
+    // A force release takes the lock away from its first delete of the holder's token: the
+    // holder may have held a bare majority (one node fewer breaks it), and nothing here says
+    // where its key landed. A grant delivered after that delete (its SETs landed before the
+    // deletes) was never exclusive either.
     real_ns forced = INT64_MAX;
     if (const auto it = force_deletes_.find(h.token); cut_by_force && it != force_deletes_.end()) {
-        const std::size_t enough = nodes_ - (nodes_ / 2 + 1) + 1;
-        if (it->second.size() >= enough) {
-            forced = std::min(forced, std::max(it->second[enough - 1], h.windows.front().from));
-        }
+        forced = std::max(it->second.front(), h.windows.front().from);
     }
     std::vector<window> ws;
     for (auto w : h.windows) {

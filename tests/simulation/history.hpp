@@ -35,7 +35,8 @@ namespace redlock::sim {
 /// (l) close() never cuts short a release's delete before that release's node_timeout.
 /// (n) a force release wins over a watchdog with recreate_missing: no renewal writes back a
 ///     hold that a force release deleted on a node that forgot nothing since (checked by the
-///     nodes); the holders it deleted stop being protected for (a) from the force release.
+///     nodes); a holder whose hold a force release deleted anywhere is no longer protected
+///     for (a) from that delete on.
 /// (m) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
 ///     than its backoff's end, whatever happened to the release notifications (lost,
 ///     delayed, subscriber cut), unless its process was paused meanwhile.
@@ -59,10 +60,9 @@ public:
     void renew(int holder, std::int64_t valid_until_local);
     /// The holder stops relying on the lock now (release start, loss, end of work).
     void end(int holder);
-    /// A force release deleted the hold of `token` on one of `nodes` nodes now: once it did so
-    /// on so many nodes that the rest cannot make a quorum, the holder may overlap with later
-    /// holders from then on (or from its grant, when that came later).
-    void force_deleted(const std::string& token, std::size_t nodes);
+    /// A force release deleted the hold of `token` on a node now: its holder may overlap with
+    /// later holders from then on (or from its grant, when that came later).
+    void force_deleted(const std::string& token);
     /// The loss signal fired now; `valid_until_local` as the watchdog knew it.
     void loss(int holder, std::int64_t valid_until_local);
     /// The holder stops watching its watchdog now: if the validity ran out while the watchdog
@@ -151,7 +151,6 @@ private:
     std::map<std::string, real_ns> release_timeout_;
     /// When force releases deleted each token's holds, node by node.
     std::map<std::string, std::vector<real_ns>> force_deletes_;
-    std::size_t nodes_ = 0;
     std::set<int> closed_;
     std::vector<int> calls_;
     std::vector<std::string> violations_;

@@ -73,7 +73,7 @@ schedule::schedule(std::uint64_t seed, bool tracing)
             h_.deleted(static_cast<int>(n), key, token);
         };
         nodes_.back()->on_force_delete = [this](const std::string&, const std::string& token) {
-            h_.force_deleted(token, nodes_.size());
+            h_.force_deleted(token);
         };
         nodes_.back()->on_forced_recreate = [this, n](const std::string& key,
                                                       const std::string& token) {
