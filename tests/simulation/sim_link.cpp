@@ -277,6 +277,7 @@ private:
         }
         // The handshake: INFO server, memory and stats, as node_connection sends it.
         read_info();
+        connected_at_ = w_.now();
         for (const auto* script : detail::preloaded_scripts) {
             node_.execute({"SCRIPT", "LOAD", std::string(script->text)}, who_);
         }
@@ -397,8 +398,10 @@ private:
             return;
         }
         node_.command_sent_at = p->sent_at;
+        node_.sent_before_connect = p->sent_at < connected_at_;
         auto resp = node_.execute(p->args, who_);
         node_.command_sent_at = -1;
+        node_.sent_before_connect = false;
         if (p->done || p->connection != connection_ || dead_ == connection_) {
             // Ran, but nobody hears of it: the connection broke, or an earlier reply on it
             // was lost and the byte stream stalls behind it until the break is noticed.
@@ -469,6 +472,8 @@ private:
 
     state state_ = state::idle;
     std::uint64_t connection_ = 0;
+    /// When the connection now up read the server's INFO.
+    real_ns connected_at_ = 0;
     /// A connection whose byte stream lost a reply: nothing more comes out of it.
     std::uint64_t dead_ = 0;
     std::uint64_t connect_attempt_ = 0;

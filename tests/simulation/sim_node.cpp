@@ -170,6 +170,9 @@ bool sim_node::set_nx_px(const std::string& key, const std::string& value, std::
         return false;
     }
     data_[key] = entry{value, ttl_ms >= 0 ? local_now() + ttl_ms * ms : -1, commands_};
+    if (sent_before_connect) {
+        written_across_reconnect_.emplace(key, value);
+    }
     return true;
 }
 
@@ -630,8 +633,15 @@ sim_node::reply sim_node::extend(const std::vector<std::string>& keys,
         }
         const auto forced = forced_.find({key, token});
         if (plan.back() != step::pexpire && forced != forced_.end() &&
-            (command_sent_at < 0 || command_sent_at > forced->second) && on_forced_recreate) {
-            on_forced_recreate(key, token);
+            (command_sent_at < 0 || command_sent_at > forced->second)) {
+            if (written_across_reconnect_.count({key, token})) {
+                if (on_note) {
+                    on_note("(n) residue: a write-back after a force release of a hold written "
+                            "across a reconnect (docs/safety.md)");
+                }
+            } else if (on_forced_recreate) {
+                on_forced_recreate(key, token);
+            }
         }
     }
     for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -935,6 +945,7 @@ void sim_node::crash() {
     scripts_.clear();
     channels_.clear();
     forced_.clear();
+    written_across_reconnect_.clear();
     auto cuts = on_crash;
     for (auto& [id, cut] : cuts) {
         cut();

@@ -98,6 +98,9 @@ public:
     /// When the command being executed was sent by its client (set by the link around
     /// execute()); negative when unknown.
     real_ns command_sent_at = -1;
+    /// The command being executed waited for its connection (and its INFO) to be made: its
+    /// client cannot tell whether it reached the server before or after a restart it saw.
+    bool sent_before_connect = false;
 
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
     std::vector<std::string> live_lock_keys() const;
@@ -106,6 +109,10 @@ private:
     /// (key, token) holds that force_release deleted, and when, until the node forgets
     /// (crash, eviction).
     std::map<std::pair<std::string, std::string>, real_ns> forced_;
+    /// (key, token) holds written by a command that waited for a reconnect (see
+    /// sent_before_connect): a write-back of one after a force release is the residue that
+    /// docs/safety.md names, noted rather than failed.
+    std::set<std::pair<std::string, std::string>> written_across_reconnect_;
     using reply = std::string;
     enum class kind { string, hash, list };
     struct entry {
