@@ -4,11 +4,11 @@
 -- (counter i belongs to lock key i; no TTL, never deleted by the library);
 -- ARGV[1] token, ARGV[2] ttl in milliseconds, ARGV[3] n.
 -- Returns nil when any lock key exists (of any type: readers and permit holders exclude a
--- writer too). Otherwise sets every key to the token with the ttl and returns integer 1,
+-- writer too), or an error `REDLOCK_MISMATCH ...` when one is a string without expiry. Otherwise sets every key to the token with the ttl and returns integer 1,
 -- or, fenced, the largest of the counters as a decimal string ("0" where none exists yet).
 -- The counters are read before anything is written: one of the wrong type makes the
--- script fail with nothing left behind. Only GET and SET are used, the commands of the
--- least-privilege ACL user of docs/security.md.
+-- script fail with nothing left behind. GET and SET are the commands of the
+-- least-privilege ACL user of docs/security.md; PTTL, only on refusal, is optional.
 local token, ttl, n = ARGV[1], ARGV[2], tonumber(ARGV[3] and string.match(ARGV[3], '^[1-9][0-9]*$'))
 if not token or not n or (#KEYS ~= n and #KEYS ~= 2 * n) then
     return redis.error_reply('ERR acquire.lua: KEYS = n lock keys then 0 or n counters, ARGV = token, ttl, n')
@@ -23,6 +23,12 @@ for i = 1, n do
         return value
     end
     if value ~= false then
+        -- A string that never expires is no lock (every Redlock client's lock has a TTL):
+        -- a usage error, never a wait without end. PTTL under pcall: a user without +pttl
+        -- gets the plain refusal.
+        if type(value) == 'string' and redis.pcall('PTTL', KEYS[i]) == -1 then
+            return redis.error_reply('REDLOCK_MISMATCH key ' .. KEYS[i] .. ' is a string without expiry, not a lock')
+        end
         return false
     end
 end

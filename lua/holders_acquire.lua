@@ -3,7 +3,8 @@
 -- (milliseconds since the epoch, from TIME), the field 'mode' telling the kind.
 -- KEYS[1] lock key, KEYS[2] its fencing counter (only when fenced);
 -- ARGV[1] token, ARGV[2] ttl in milliseconds, ARGV[3] kind: "shared" or the permit count N.
--- Returns nil when refused: the key is a string (an exclusive holder, e.g. the writer), a
+-- Returns nil when refused: the key is a string with an expiry (an exclusive holder, e.g.
+-- the writer; one without is a mismatch), a
 -- writer's pending mark is still ahead (readers: writers do not starve behind a stream of
 -- readers), or (permits) the token's slot is held or N unexpired holders exist. Returns an error `REDLOCK_MISMATCH
 -- ...` when the key holds something else: a lock of another kind or permit count (holders
@@ -59,6 +60,10 @@ end
 
 local type_of = redis.call('TYPE', key).ok
 if type_of == 'string' then
+    -- A string that never expires is no lock (see acquire.lua).
+    if redis.pcall('PTTL', key) == -1 then
+        return redis.error_reply('REDLOCK_MISMATCH key is a string without expiry, not a lock')
+    end
     return false
 elseif type_of == 'hash' then
     local mode = redis.call('HGET', key, 'mode')

@@ -151,7 +151,9 @@ bool confirm_force(const options& o) {
     }
     std::cerr << "Delete the lock state of " << printable(keys_text(o.positional))
               << " on every node, whatever holds it?\n"
-                 "Its holder is not told and will go on as if it still held the lock.\n"
+                 "Its holder is not told now: one that renews (run, a watchdog) learns it at\n"
+                 "its next renewal and signals the loss; until then, and one that does not\n"
+                 "renew until it extends or releases, it goes on as if it held the lock.\n"
                  "Type yes to go on: ";
     std::string answer;
     std::getline(std::cin, answer);

@@ -218,8 +218,10 @@ constexpr subcommand subcommands[] = {
      "Deletes KEY on every node where TOKEN holds it (never another holder's); exits\n"
      "79 when TOKEN does not hold KEY. Works for every kind of lock.\n"
      "--force deletes the lock state of KEY on every node whatever the token: the\n"
-     "holder is NOT told and goes on believing it holds the lock, so two holders\n"
-     "can then overlap. For an operator clearing a lock whose holder is known to be\n"
+     "holder is NOT told now: one that renews (run, a watchdog) learns it at its next\n"
+     "renewal and signals the loss; until then, and one that does not renew until it\n"
+     "extends or releases, it believes it holds the lock, so two holders can\n"
+     "overlap. For an operator clearing a lock whose holder is known to be\n"
      "dead. Asks for confirmation on a terminal (--yes skips it); leaves fencing\n"
      "counters alone.",
      for_release},

@@ -7,6 +7,7 @@
 #include "cli/json_output.hpp"
 #include "cli/terminal.hpp"
 #include "core/validate.hpp"
+#include "transport/server_text.hpp" // configured_secrets
 
 #include <redlock/client.hpp>
 #include <redlock/metrics.hpp>
@@ -72,9 +73,51 @@ std::string quarantine_note(const node_view& view, bool accept_evicting) {
     return note + "  (quarantined: votes count again in " + seconds + " s)";
 }
 
+/// What a node stored or says, for the terminal: the value under a key is anybody's text, so
+/// every configured password is cut out of it, as out of every vote's server text
+/// (configured_secrets(), printable_server_text()); only the display is, comparisons use
+/// what the node sent.
+class node_text {
+public:
+    node_text(const client_config& config, const std::vector<node_address>& addresses) {
+        for (const auto& address : addresses) {
+            for (auto& secret : detail::configured_secrets(config, address.password)) {
+                if (std::find(secrets_.begin(), secrets_.end(), secret) == secrets_.end()) {
+                    secrets_.push_back(std::move(secret));
+                }
+            }
+        }
+        // Longest first, as configured_secrets() orders them: a password holding another is
+        // cut whole.
+        std::sort(secrets_.begin(), secrets_.end(),
+                  [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    }
+    /// Each secret becomes `***` (longest first at every position, on the bytes as stored),
+    /// then the terminal's escaping (printable()) applies as to any other text.
+    std::string operator()(std::string_view text) const {
+        std::string scrubbed;
+        for (std::size_t at = 0; at < text.size();) {
+            const auto secret =
+                std::find_if(secrets_.begin(), secrets_.end(),
+                             [&](const std::string& s) { return text.substr(at).starts_with(s); });
+            if (secret != secrets_.end()) {
+                scrubbed += "***";
+                at += secret->size();
+            } else {
+                scrubbed += text[at++];
+            }
+        }
+        return printable(scrubbed, shown);
+    }
+
+private:
+    std::vector<std::string> secrets_;
+};
+
 /// "readers 2 [pttl 900 ms]: T1 (900 ms left), T2 (450 ms left)  writer waiting 800 ms"
 /// or "permits 2 of 3 ...". Returns whether `token` is one of the live holders.
-bool describe_holders(const node_view& view, const std::string& token, const options& o) {
+bool describe_holders(const node_view& view, const std::string& token, const options& o,
+                      const node_text& shown_text) {
     std::size_t live = 0;
     bool ours = false;
     std::string list;
@@ -85,7 +128,7 @@ bool describe_holders(const node_view& view, const std::string& token, const opt
         ++live;
         const bool match = !token.empty() && h.token == token;
         ours = ours || match;
-        list += (list.empty() ? "" : ", ") + printable(h.token, shown) + " (" +
+        list += (list.empty() ? "" : ", ") + shown_text(h.token) + " (" +
                 std::to_string(h.left.count()) + " ms left" + (match ? ", matches" : "") + ")";
     }
     if (view.mode == lock_mode::shared) {
@@ -136,11 +179,11 @@ node_state state_of(const node_view& view) {
     return view.error ? node_state::error : node_state::readable;
 }
 
-/// One node's view of `key` as --json gives it (docs/cli.md). Node text is escaped as the
-/// text output escapes it.
+/// One node's view of `key` as --json gives it (docs/cli.md). Node text is escaped, and
+/// cleared of configured passwords, as the text output does it.
 boost::json::object view_json(const node_view& view, const std::string& key,
                               const std::string& token, const std::vector<std::string>& names,
-                              milliseconds bound) {
+                              milliseconds bound, const node_text& shown_text) {
     namespace json = boost::json;
     json::object out;
     out["node"] = names[view.node];
@@ -149,8 +192,8 @@ boost::json::object view_json(const node_view& view, const std::string& key,
     const auto state = state_of(view);
     static constexpr const char* state_names[] = {"unreachable", "unreachable", "same_server",
                                                   "refused",     "not_a_lock",  "error"};
-    const auto text_or_null = [](const std::string& text) -> json::value {
-        return text.empty() ? json::value(nullptr) : json::value(printable(text, shown));
+    const auto text_or_null = [&](const std::string& text) -> json::value {
+        return text.empty() ? json::value(nullptr) : json::value(shown_text(text));
     };
     out["error"] =
         view.error ? json::value(std::string(outcome_label(view.error))) : json::value(nullptr);
@@ -179,7 +222,7 @@ boost::json::object view_json(const node_view& view, const std::string& key,
     if (view.mode == lock_mode::exclusive) {
         out["state"] = view.holder ? "held" : "free";
         if (view.holder) {
-            out["holder"] = printable(*view.holder, shown);
+            out["holder"] = shown_text(*view.holder);
             if (!token.empty()) {
                 out["matches"] = *view.holder == token;
             }
@@ -198,7 +241,7 @@ boost::json::object view_json(const node_view& view, const std::string& key,
         }
         ours = ours || (!token.empty() && h.token == token);
         holders.push_back(
-            json::object{{"token", printable(h.token, shown)}, {"left_ms", h.left.count()}});
+            json::object{{"token", shown_text(h.token)}, {"left_ms", h.left.count()}});
     }
     out["holders"] = std::move(holders);
     out["writer_waiting_ms"] =
@@ -211,7 +254,8 @@ boost::json::object view_json(const node_view& view, const std::string& key,
 
 /// The text line of one node's view of a key; returns whether it holds `token`.
 bool print_view(const node_view& view, const std::string& token,
-                const std::vector<node_address>& addresses, milliseconds bound, const options& o) {
+                const std::vector<node_address>& addresses, milliseconds bound, const options& o,
+                const node_text& shown_text) {
     std::cout << std::left << std::setw(24) << addresses[view.node].display() << " ";
     switch (state_of(view)) {
     case node_state::timeout:
@@ -222,13 +266,13 @@ bool print_view(const node_view& view, const std::string& token,
         return false;
     case node_state::same_server:
         std::cout << "same server as " << addresses[*view.same_server_as].display() << " (run_id "
-                  << printable(view.run_id, shown) << "): not counted\n";
+                  << shown_text(view.run_id) << "): not counted\n";
         return false;
     case node_state::refused:
         std::cout << "refused (" << printable(view.message, shown) << ")\n";
         return false;
     case node_state::not_a_lock:
-        std::cout << "not a lock (" << printable(view.message, shown) << ")"
+        std::cout << "not a lock (" << shown_text(view.message) << ")"
                   << quarantine_note(view, o.accept_evicting_nodes) << "\n";
         return false;
     case node_state::error:
@@ -238,13 +282,13 @@ bool print_view(const node_view& view, const std::string& token,
         break;
     }
     if (view.mode != lock_mode::exclusive) {
-        return describe_holders(view, token, o);
+        return describe_holders(view, token, o, shown_text);
     }
     if (!view.holder) {
         std::cout << "free" << quarantine_note(view, o.accept_evicting_nodes) << "\n";
         return false;
     }
-    std::cout << "held  " << describe_pttl(view) << "  token " << printable(*view.holder, shown);
+    std::cout << "held  " << describe_pttl(view) << "  token " << shown_text(*view.holder);
     const bool ours = !token.empty() && *view.holder == token;
     if (!token.empty()) {
         std::cout << (ours ? "  (matches)" : "  (another token)");
@@ -371,6 +415,7 @@ int status_command(const options& o) {
     if (const auto note = built_in_nodes_note(o); !note.empty() && !o.quiet) {
         std::cerr << "redlock status: reporting on" << note << "\n";
     }
+    const node_text shown_text(config, addresses);
     // A key is known when a quorum answered for it; with TOKEN, held when a quorum holds it.
     bool every_key_known = true;
     bool every_key_held = true;
@@ -383,12 +428,12 @@ int status_command(const options& o) {
         for (const auto& view : views[k].nodes) {
             reachable += answered(view) ? 1 : 0;
             if (o.json) {
-                auto entry = view_json(view, keys[k], token, names, bound);
+                auto entry = view_json(view, keys[k], token, names, bound, shown_text);
                 const auto& matches = entry["matches"];
                 matching += matches.is_bool() && matches.get_bool() ? 1 : 0;
                 nodes.push_back(std::move(entry));
             } else {
-                matching += print_view(view, token, addresses, bound, o) ? 1 : 0;
+                matching += print_view(view, token, addresses, bound, o, shown_text) ? 1 : 0;
             }
         }
         every_key_known = every_key_known && reachable >= quorum;

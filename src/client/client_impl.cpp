@@ -1,5 +1,7 @@
 #include "client/client_impl.hpp"
 
+#include "transport/server_text.hpp"
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 
@@ -160,11 +162,20 @@ std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_
 std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock::time_point now) {
     const auto run_id = nodes_[node]->run_id();
     if (!run_id.empty()) {
-        const auto counted = servers_.counted_through(node, run_id);
+        std::vector<std::string_view> live;
+        live.reserve(nodes_.size());
+        for (const auto& link : nodes_) {
+            live.push_back(link->run_id());
+        }
+        const auto counted = servers_.counted_through(node, run_id, live);
         if (counted != node) {
             const auto& other = nodes_[counted]->address().display();
+            // Compared as sent; shown without the secrets, as all server text.
             std::string message =
-                "same server as " + other + " (run_id " + std::string(run_id) + ")";
+                "same server as " + other + " (run_id " +
+                printable_server_text(
+                    run_id, configured_secrets(config_, nodes_[node]->address().password)) +
+                ")";
             if (reported_duplicate_[node] != run_id) {
                 reported_duplicate_[node] = std::string(run_id);
                 log(log_level::error,

@@ -75,15 +75,19 @@ void release_watch::unwatch(const std::string& key, release_listener* waiter) {
         return;
     }
     const auto from = static_cast<std::size_t>(gone - waiters.begin());
+    const auto wanted = waiter->wanted();
     waiters.erase(gone);
     if (!waiters.empty()) {
-        // Only the oldest waiter of an exclusive lock wakes on a release: one that leaves
-        // without the key (cancelled, out of attempts or budget) may have been woken by a
-        // release that the next one heard too and let pass, leaving it to sleep out its
-        // backoff while the key is free. A copy: a waiter told may wake, finish, unwatch.
-        const auto behind = std::vector<release_listener*>(waiters.begin() + from, waiters.end());
-        for (std::size_t i = 0; i < behind.size(); ++i) {
-            behind[i]->on_moved_up(from + i);
+        // Only the oldest waiter of an exclusive lock (among those that want the same keys)
+        // wakes on a release: one that leaves without the key (cancelled, out of attempts or
+        // budget) may have been woken by a release that the next one heard too and let pass,
+        // leaving it to sleep out its backoff while the key is free. A copy: a waiter told may
+        // wake, finish, unwatch. Waiters that want other keys kept their places.
+        const auto now = waiters;
+        for (std::size_t i = from; i < now.size(); ++i) {
+            if (now[i]->wanted() == wanted) {
+                now[i]->on_moved_up(ahead_of(now, i, *now[i]));
+            }
         }
         return;
     }
@@ -133,13 +137,29 @@ bool release_watch::confirmed(const std::string& key, std::size_t node) const {
     return it != keys_.end() && it->second.nodes[node] == sub::confirmed;
 }
 
+std::size_t release_watch::ahead_of(const std::vector<release_listener*>& waiters, std::size_t end,
+                                    const release_listener& waiter) {
+    return static_cast<std::size_t>(
+        std::count_if(waiters.begin(), waiters.begin() + static_cast<std::ptrdiff_t>(end),
+                      [&](const release_listener* w) { return w->wanted() == waiter.wanted(); }));
+}
+
 std::size_t release_watch::position(const std::string& key, const release_listener* waiter) const {
     const auto it = keys_.find(key);
     if (it == keys_.end()) {
         return 0;
     }
     const auto& w = it->second.waiters;
-    return static_cast<std::size_t>(std::find(w.begin(), w.end(), waiter) - w.begin());
+    const auto at = static_cast<std::size_t>(std::find(w.begin(), w.end(), waiter) - w.begin());
+    return at < w.size() ? ahead_of(w, at, *waiter) : 0;
+}
+
+bool release_watch::queued_like(const std::string& key, const release_listener* like) const {
+    const auto it = keys_.find(key);
+    return it != keys_.end() && std::any_of(it->second.waiters.begin(), it->second.waiters.end(),
+                                            [&](const release_listener* w) {
+                                                return w != like && w->wanted() == like->wanted();
+                                            });
 }
 
 void release_watch::shutdown() {

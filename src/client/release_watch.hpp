@@ -16,9 +16,17 @@
 namespace redlock::detail {
 
 /// A waiter for a key: an acquire sleeping between attempts.
+///
+/// Positions count only the waiters that want the same keys (wanted()): among them arrival
+/// order holds, and only the oldest of an exclusive lock retries on a release; a waiter
+/// that wants other keys too (a, b, with b held elsewhere) cannot use a release of a that a
+/// waiter for a alone can, and never holds that one back (docs/design.md, "Handoff").
 class release_listener {
 public:
-    /// `position`: how many local waiters of the key have waited longer than this one.
+    /// The keys this waiter wants, in a canonical form: waiters with equal ones are queued.
+    virtual const std::string& wanted() const = 0;
+    /// `position`: how many local waiters of the key that want the same keys have waited
+    /// longer than this one.
     virtual void on_released(std::size_t node, std::size_t position) = 0;
     /// A release by this client: as if every node had announced it, all at once.
     virtual void on_released_everywhere(std::size_t position) = 0;
@@ -26,7 +34,8 @@ public:
     virtual void on_subscription_lost(std::size_t node) = 0;
     /// Another local waiter of the key got it, as a holder of mode `winner`.
     virtual void on_local_grant(lock_mode winner) = 0;
-    /// A waiter ahead of this one stopped waiting: `position` is this one's now.
+    /// A waiter ahead of this one (that wants the same keys) stopped waiting: `position` is
+    /// this one's now.
     virtual void on_moved_up(std::size_t position) = 0;
 
 protected:
@@ -61,8 +70,8 @@ public:
     void released_here(const std::string& key, const std::string& announcement);
     /// `winner` got `key` as a holder of mode `mode`: the other local waiters are told.
     void granted(const std::string& key, const release_listener* winner, lock_mode mode);
-    /// Whether some waiter waits for `key`.
-    bool watched(const std::string& key) const { return keys_.count(key) != 0; }
+    /// Whether another waiter waits for `key` that wants the same keys as `like`.
+    bool queued_like(const std::string& key, const release_listener* like) const;
     /// Whether the release channel of `key` is subscribed on `node` now.
     bool confirmed(const std::string& key, std::size_t node) const;
     std::size_t position(const std::string& key, const release_listener* waiter) const;
@@ -81,13 +90,16 @@ private:
     };
 
     void subscribe(const std::string& key, key_state& k, std::size_t node);
+    /// How many of `waiters[0, end)` want what `waiter` wants.
+    static std::size_t ahead_of(const std::vector<release_listener*>& waiters, std::size_t end,
+                                const release_listener& waiter);
     /// Calls `tell(waiter, position)` for each waiter of `k`, oldest first. Over a copy: a
     /// waiter told may wake, finish and unwatch.
     template <typename Tell>
     static void tell_in_order(const key_state& k, Tell tell) {
         const auto waiters = k.waiters;
         for (std::size_t i = 0; i < waiters.size(); ++i) {
-            tell(*waiters[i], i);
+            tell(*waiters[i], ahead_of(waiters, i, *waiters[i]));
         }
     }
     std::string keyspace_channel(std::size_t node, const std::string& key) const;

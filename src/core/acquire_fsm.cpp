@@ -72,6 +72,7 @@ acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
     granted_.assign(votes_.nodes(), false);
     landed_.assign(votes_.nodes(), false);
     refused_.assign(votes_.nodes(), false);
+    mismatched_ = 0;
     // A subscription confirmed before the SETs go out was processed by the node before them
     // (the confirmation came back first): any release after a refusal is announced to us.
     covered_ = subscribed_;
@@ -106,6 +107,12 @@ acquire_action acquire_fsm::on_set_reply(unsigned attempt, std::size_t node, nod
     return decide(now);
 }
 
+void acquire_fsm::on_mismatch(std::size_t node) {
+    if (state_ == state::attempting && !votes_.has_voted(node)) {
+        ++mismatched_;
+    }
+}
+
 acquire_action acquire_fsm::grant(clock::time_point now) {
     const auto until = detail::valid_until(attempt_start_, options_);
     if (until - now >= options_.min_validity) {
@@ -118,6 +125,9 @@ acquire_action acquire_fsm::grant(clock::time_point now) {
 acquire_action acquire_fsm::decide(clock::time_point now) {
     if (votes_.reached()) {
         return options_.fencing ? begin_raise(now) : grant(now);
+    }
+    if (mismatched_ >= votes_.quorum()) {
+        return fail_attempt(errc::lock_mismatch, now, true);
     }
     if (votes_.impossible()) {
         return fail_attempt(votes_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
@@ -255,9 +265,11 @@ acquire_action acquire_fsm::on_cleanup_reply(unsigned attempt, std::size_t node,
 }
 
 acquire_action acquire_fsm::after_cleanup(clock::time_point now) {
-    // Refused counters stay refused until an operator repairs them: retrying would only ask
-    // again (and a hostile node would answer the same).
-    if (failure_ == errc::cancelled || failure_ == errc::fencing_counter_refused) {
+    // Refused counters stay refused until an operator repairs them, and a quorum holding
+    // what is no lock of this kind keeps it: retrying would only ask again (and a hostile
+    // node would answer the same).
+    if (failure_ == errc::cancelled || failure_ == errc::fencing_counter_refused ||
+        failure_ == errc::lock_mismatch) {
         return finish(failure_);
     }
     const auto& retry = options_.retry;

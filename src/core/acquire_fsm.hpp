@@ -77,6 +77,11 @@ public:
     acquire_action on_set_reply(unsigned attempt, std::size_t node, node_outcome outcome,
                                 clock::time_point now, std::uint64_t counter = 0,
                                 bool landed = false);
+    /// `node` holds something under the key that is no lock of this kind (a string without
+    /// expiry, a hash of another mode or permit count, another type): called before its
+    /// failed on_set_reply. Once a quorum says so, the acquire ends with errc::lock_mismatch
+    /// at once: it is a usage error that no wait would mend.
+    void on_mismatch(std::size_t node);
     /// A reply to the raise of the fencing counter: granted when raised.
     acquire_action on_raise_reply(unsigned attempt, std::size_t node, node_outcome outcome,
                                   clock::time_point now);
@@ -173,6 +178,7 @@ private:
     /// Where our key is: granted, or written by a node whose grant did not count.
     std::vector<bool> landed_;
     std::vector<bool> refused_;
+    std::size_t mismatched_ = 0;
     std::vector<bool> cleanup_awaited_;
     /// Handoff, per node: subscription confirmed now; confirmed when the current attempt was
     /// sent; release announced (or possibly missed) since the current attempt was sent.

@@ -22,8 +22,11 @@ public:
         : reported_(nodes) {}
 
     /// `node` reports `run_id` (not empty) now: the node whose votes count for that server,
-    /// `node` itself or the one that reported it first.
-    std::size_t counted_through(std::size_t node, std::string_view run_id);
+    /// `node` itself or the one that reported it first. `live`: what every node's connection
+    /// reports now (empty where unknown), weighed in this round or not: a run_id one of them
+    /// reports is not forgotten, since a grant may still come under it.
+    std::size_t counted_through(std::size_t node, std::string_view run_id,
+                                const std::vector<std::string_view>& live = {});
     /// How many servers are remembered: at most the number of nodes.
     std::size_t size() const noexcept { return counted_through_.size(); }
 

@@ -6,6 +6,8 @@
 #include "redlock/error.hpp"
 #include "redlock/fencing.hpp"
 
+#include <algorithm>
+
 namespace redlock::detail {
 
 namespace {
@@ -25,12 +27,24 @@ std::vector<std::string> counters_of(const std::vector<std::string>& keys) {
     return counters;
 }
 
+/// release_listener::wanted(): the keys in sorted order, each with its length in front, so
+/// that no two different sets read alike whatever bytes the keys hold.
+std::string wanted_of(std::vector<std::string> keys) {
+    std::sort(keys.begin(), keys.end());
+    std::string wanted;
+    for (const auto& key : keys) {
+        wanted.append(std::to_string(key.size())).append(":").append(key);
+    }
+    return wanted;
+}
+
 } // namespace
 
 acquire_op::acquire_op(std::shared_ptr<client_impl> impl, std::vector<std::string> keys,
                        lock_options options, completion<client::acquire_signature> done)
     : operation(std::move(impl))
     , keys_(std::move(keys))
+    , wanted_(wanted_of(keys_))
     , ttl_text_(std::to_string(options.ttl.count()))
     , kind_text_(kind_argument(options))
     , mark_ttl_text_(std::to_string((2 * mark_half_life(options)).count()))
@@ -77,9 +91,10 @@ void acquire_op::start() {
         });
     });
     impl_->note_options(options_);
-    if (options_.retry.wake_on_release && impl_->releases().watched(watched_key())) {
-        // Others of this client wait for the key: this one queues behind them, under their
-        // subscriptions, rather than send SETs that would be refused while they wait.
+    if (options_.retry.wake_on_release && impl_->releases().queued_like(watched_key(), this)) {
+        // Others of this client wait for the same keys: this one queues behind them, under
+        // their subscriptions, rather than send SETs that would be refused while they wait.
+        // (One that waits for other keys too, a and b, may be waiting for b while a is free.)
         watch_releases();
         act(fsm_.start_behind_waiters(now()));
         return;
@@ -305,6 +320,8 @@ void acquire_op::on_reply(std::uint64_t packed, const node_reply& reply) {
     const auto tag = reply_tag::unpack(packed);
     if (tag.kind == command_kind::set) {
         on_set_reply(tag, reply);
+    } else if (tag.kind == command_kind::refusal_ttl) {
+        on_refusal_ttl_reply(tag, reply);
     } else if (tag.kind == command_kind::raise) {
         on_raise_reply(tag, reply);
     } else if (tag.kind == command_kind::cleanup) {
@@ -347,11 +364,42 @@ void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
         }
         return;
     }
-    std::string message(reply.message);
+    if (plain_set && c.outcome == node_outcome::refused) {
+        // SET NX cannot tell a lock from a plain value: PTTL does, on the contention path
+        // only (the uncontended acquire stays one SET NX PX). Same connection, so it sees
+        // the key the SET saw, unless it expired in between (then the refusal stands).
+        send(tag.node, command{{"PTTL", keys_.front()}},
+             {tag.attempt, command_kind::refusal_ttl, tag.node});
+        return;
+    }
+    count_set_vote(tag, c, std::string(reply.message), c.outcome == node_outcome::granted);
+}
+
+void acquire_op::on_refusal_ttl_reply(reply_tag tag, const node_reply& reply) {
+    const auto c = classify_refusal_ttl(reply);
+    const auto now = this->now();
+    const bool current = tag.attempt == fsm_.attempt() && fsm_.collecting_grants();
+    if (!current) {
+        // The attempt was decided by its deadline meanwhile: the handoff still learns that
+        // the node is held.
+        fsm_.on_set_reply(tag.attempt, tag.node, node_outcome::refused, now);
+        return;
+    }
+    count_set_vote(tag, c,
+                   c.error ? "the key is a string without expiry: no lock, it never frees by itself"
+                           : "",
+                   false);
+}
+
+void acquire_op::count_set_vote(reply_tag tag, const classified& c, std::string message,
+                                bool landed) {
+    const auto now = this->now();
     const auto counted = apply_quarantine(tag.node, c, now, message);
     record_vote(tag.node, counted, message, now);
-    act(fsm_.on_set_reply(tag.attempt, tag.node, counted.outcome, now, counted.counter,
-                          c.outcome == node_outcome::granted));
+    if (counted.error == errc::lock_mismatch) {
+        fsm_.on_mismatch(tag.node);
+    }
+    act(fsm_.on_set_reply(tag.attempt, tag.node, counted.outcome, now, counted.counter, landed));
 }
 
 void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply) {

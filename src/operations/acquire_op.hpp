@@ -36,6 +36,9 @@ private:
     void send_cleanups();
     void send_writer_waiting_marks();
     void on_set_reply(reply_tag tag, const node_reply& reply);
+    void on_refusal_ttl_reply(reply_tag tag, const node_reply& reply);
+    /// Counts what `node` answered to the current attempt's SET (or its PTTL look).
+    void count_set_vote(reply_tag tag, const classified& c, std::string message, bool landed);
     void on_raise_reply(reply_tag tag, const node_reply& reply);
     void on_cleanup_reply(reply_tag tag, const node_reply& reply);
     void finish(std::error_code error);
@@ -48,6 +51,7 @@ private:
     /// The key whose releases wake this waiter: the first (a lock over several keys wakes
     /// on the others' releases by its backoff only).
     const std::string& watched_key() const { return keys_.front(); }
+    const std::string& wanted() const override { return wanted_; }
     /// Starts waiting for the key's releases (again, where a subscription was lost).
     void watch_releases();
 
@@ -59,6 +63,8 @@ private:
     void on_moved_up(std::size_t position) override;
 
     std::vector<std::string> keys_;
+    /// The keys, sorted, each with its length in front: release_listener::wanted().
+    std::string wanted_;
     /// The token of the attempt in flight (or the last one). Each attempt draws its own: a
     /// command of a finished attempt (a cleanup still queued on a slow node) then matches
     /// only that attempt's key, never a later attempt's grant.

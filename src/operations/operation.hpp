@@ -25,7 +25,9 @@ enum class command_kind : std::uint8_t {
     inspect_value,
     inspect_pttl,
     inspect_holders,
-    inspect_time
+    inspect_time,
+    /// PTTL after a refused SET NX: a key that never expires is no lock.
+    refusal_ttl
 };
 
 struct reply_tag {

@@ -1,5 +1,6 @@
 #include "operations/renewal_runner.hpp"
 
+#include "core/recreate_where.hpp"
 #include "operations/extend_release_traits.hpp"
 #include "operations/round_op.hpp"
 
@@ -7,14 +8,33 @@
 
 namespace redlock::detail {
 
+namespace {
+
+/// Whether the round may have written or extended the key on the vote's node: everything but
+/// a sure no (the script answered 0, or failed with nothing written). A grant that did not
+/// count (a veto only ever discounts a grant: operation::apply_quarantine) wrote it, and a
+/// node in its restart quarantine must not get it written back at every renewal while its
+/// votes do not count; a lost or late reply may have written it too. A node that forgets
+/// after this round is seen again by its started_at.
+bool may_have_landed(const node_vote& vote) {
+    return vote.outcome != node_outcome::refused && vote.error != errc::server_error &&
+           vote.error != errc::unexpected_reply;
+}
+
+} // namespace
+
 renewal_runner::renewal_runner(std::shared_ptr<client_impl> impl,
                                std::shared_ptr<watchdog_state> state, renewal_options options)
     : impl_(std::move(impl))
     , state_(std::move(state))
     , options_(renewal_fsm::resolve(state_->options.ttl, options))
     , fsm_(state_->options.ttl, options_,
-           clock::time_point(clock::duration(state_->valid_until.load()))) {
+           clock::time_point(clock::duration(state_->valid_until.load())))
+    // valid_until = the granting attempt's start + ttl - drift: at or before every write of
+    // the acquire.
+    , confirmed_at_(impl_->node_count(), fsm_.valid_until() - state_->options.ttl) {
     impl_->register_operation(this);
+    confirm_landed({}, fsm_.valid_until() - state_->options.ttl);
 }
 
 renewal_runner::~renewal_runner() {
@@ -74,7 +94,17 @@ void renewal_runner::extend() {
     auto self = shared_from_this();
     lock held(state_->keys, state_->token, fsm_.valid_until(), state_->options,
               state_->fencing_token);
-    auto on_done = [self](std::error_code ec, extend_result r) {
+    const auto sent = impl_->now();
+    std::vector<bool> recreate;
+    if (options_.recreate_missing) {
+        std::vector<std::optional<clock::time_point>> forgot_at;
+        for (std::size_t node = 0; node < impl_->node_count(); ++node) {
+            forgot_at.push_back(impl_->node(node).started_at());
+        }
+        recreate = recreate_where(forgot_at, confirmed_at_);
+    }
+    auto on_done = [self, sent](std::error_code ec, extend_result r) {
+        self->confirm_landed(r.votes, sent);
         if (auto* m = self->impl_->metrics()) {
             m->on_renewal(ec);
         }
@@ -98,9 +128,24 @@ void renewal_runner::extend() {
             boost::asio::bind_executor(impl_->strand(), std::move(on_done))),
         impl_->strand());
     auto round = std::make_shared<round_op<extend_traits>>(
-        impl_, std::move(held), state_->options.ttl, std::move(done), options_.recreate_missing);
+        impl_, std::move(held), state_->options.ttl, std::move(done), std::move(recreate));
     in_flight_ = round;
     round->start();
+}
+
+void renewal_runner::confirm_landed(const std::vector<node_vote>& votes, clock::time_point sent) {
+    for (std::size_t node = 0; node < confirmed_at_.size(); ++node) {
+        const bool landed = votes.empty() || (node < votes.size() && may_have_landed(votes[node]));
+        if (!landed) {
+            continue;
+        }
+        // A restart the link saw while the round was out came before the reply that the
+        // round's write or extend got there (or the node forgot after it, and then only
+        // the write-back is missed, never a forced release undone): the commands queued
+        // during a reconnect reach the new server.
+        const auto started = impl_->node(node).started_at();
+        confirmed_at_[node] = started && *started > sent ? *started : sent;
+    }
 }
 
 void renewal_runner::declare_lost(std::error_code why) {

@@ -54,6 +54,9 @@ private:
     void act(const renewal_action& action);
     void extend();
     void declare_lost(std::error_code why);
+    /// The nodes where the round sent at `sent` may have written or extended the key (all of
+    /// them when `votes` is empty: the acquire's, at the start) hold it as of then.
+    void confirm_landed(const std::vector<node_vote>& votes, clock::time_point sent);
     void finish_stop();
 
     std::shared_ptr<client_impl> impl_;
@@ -63,6 +66,9 @@ private:
     std::optional<renewal_timers::entry> waiting_;
     std::weak_ptr<cancellable> in_flight_;
     std::vector<completion<void()>> stop_waiters_;
+    /// Per node, the start of the last round that wrote or extended the key there: with
+    /// recreate_missing, only a node that forgot keys after that gets it written back.
+    std::vector<clock::time_point> confirmed_at_;
     bool over_ = false;
 };
 

@@ -21,9 +21,10 @@ class round_op final : public operation {
 public:
     using signature = typename Traits::signature;
 
-    /// `recreate`: extend only, re-create the key where it is missing (renewal_options).
+    /// `recreate`: extend only, the nodes where a missing key is re-created (one flag per
+    /// node; empty for none). See renewal_runner for which nodes those are.
     round_op(std::shared_ptr<client_impl> impl, lock held, std::chrono::milliseconds ttl,
-             completion<signature> done, bool recreate = false)
+             completion<signature> done, std::vector<bool> recreate = {})
         : operation(std::move(impl))
         , held_(std::move(held))
         , ttl_(ttl)
@@ -81,7 +82,7 @@ public:
             Traits::may_resend(*impl_, fsm_, held_, completion_.done(), succeeded_, now())) {
             // Nothing ran (SCRIPT FLUSH since the connection loaded it): the same call as EVAL.
             tag.resent = true;
-            send(tag.node, call(true), tag);
+            send(tag.node, call(true, recreates(tag.node)), tag);
             return;
         }
         if (settled_) {
@@ -99,13 +100,15 @@ public:
     }
 
 private:
-    command call(bool as_eval) const {
+    bool recreates(std::size_t node) const { return node < recreate_.size() && recreate_[node]; }
+
+    command call(bool as_eval, bool recreate) const {
         if (!Traits::sends_ttl) {
             return script_call(Traits::to_run(), as_eval, {held_.keys()},
                                {held_.token(), announcement_});
         }
         return script_call(Traits::to_run(), as_eval, {held_.keys()},
-                           {held_.token(), ttl_text_, recreate_ ? "1" : "0", kind_text_});
+                           {held_.token(), ttl_text_, recreate ? "1" : "0", kind_text_});
     }
 
     void on_timer() override {
@@ -127,9 +130,10 @@ private:
             const auto now = this->now();
             begin_round(now);
             arm_timer(action.at);
-            const auto cmd = call(false);
+            const auto keep = call(false, false);
+            const auto recreate = call(false, true);
             for (std::size_t node = 0; node < impl_->node_count(); ++node) {
-                send(node, cmd, {1, command_kind::script, node});
+                send(node, recreates(node) ? recreate : keep, {1, command_kind::script, node});
             }
             return;
         }
@@ -205,7 +209,7 @@ private:
     lock held_;
     clock::time_point started_at_{};
     std::chrono::milliseconds ttl_;
-    bool recreate_;
+    std::vector<bool> recreate_;
     std::string ttl_text_;
     std::string kind_text_;
     std::string announcement_;

@@ -120,6 +120,14 @@ classified classify_set_reply(const node_reply& r) {
     return failure(errc::unexpected_reply);
 }
 
+classified classify_refusal_ttl(const node_reply& r) {
+    const classified held{node_outcome::refused, {}, false};
+    if (r.error || !r.reply || r.reply->type != REDIS_REPLY_INTEGER || r.reply->integer != -1) {
+        return held;
+    }
+    return {node_outcome::failed, make_error_code(errc::lock_mismatch), false};
+}
+
 namespace {
 
 /// common(), and NOSCRIPT recognised.

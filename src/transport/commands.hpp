@@ -62,10 +62,16 @@ struct classified {
 };
 
 classified classify_set_reply(const node_reply& reply);
+/// PTTL of a key that refused SET NX: the refusal stands ("held by another") unless the key
+/// never expires (-1), which no lock of any Redlock client does: that key is a value that is
+/// no lock, errc::lock_mismatch, and waiting for it would never end. Any other answer (the
+/// key gone meanwhile, an error such as NOPERM from a user without +pttl) keeps the refusal.
+classified classify_refusal_ttl(const node_reply& reply);
 classified classify_script_reply(const node_reply& reply);
 /// acquire.lua, holders_acquire.lua: nil when held by another; a grant is
 /// integer 1, or the node's fencing counter as a canonical decimal string. An error reply
-/// `REDLOCK_MISMATCH ...` (the key holds another kind of lock) is errc::lock_mismatch.
+/// `REDLOCK_MISMATCH ...` (the key holds another kind of lock, or a string without expiry)
+/// is errc::lock_mismatch.
 classified classify_acquire_script_reply(const node_reply& reply);
 
 } // namespace redlock::detail

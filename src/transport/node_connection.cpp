@@ -543,7 +543,8 @@ void node_connection::on_server_info(const redisReply* reply) {
         const bool was_refused = !info_refused_.empty();
         info_refused_ = "INFO refused: restarts and evictions cannot be detected (" + why + ")";
         eviction_risk_.clear();
-        evicted_keys_.reset();
+        // evicted_keys_ stays what it was last seen: a change across the refusal is still a
+        // change when INFO is answered again.
         if (was_refused) {
             return; // said at the first refusal
         }
@@ -558,7 +559,7 @@ void node_connection::on_server_info(const redisReply* reply) {
         return;
     }
     info_refused_.clear();
-    const auto info = parse_server_info({reply->str, reply->len}, secrets_);
+    const auto info = parse_server_info({reply->str, reply->len});
     const auto now = std::chrono::steady_clock::now();
     // Whole seconds, rounded down: the restart is placed no earlier than it happened.
     auto started = now - std::chrono::seconds(info.uptime_seconds);
@@ -583,7 +584,7 @@ void node_connection::on_server_info(const redisReply* reply) {
     started_at_ = started;
     run_id_ = info.run_id;
     evicted_keys_ = info.evicted_keys;
-    auto risk = detail::eviction_risk(info);
+    auto risk = detail::eviction_risk(info, secrets_);
     if (!risk.empty() && risk != eviction_risk_) {
         log(config_.eviction.accept_evicting_nodes ? log_level::warning : log_level::error,
             risk + (config_.eviction.accept_evicting_nodes

@@ -32,20 +32,20 @@ std::optional<std::uint64_t> number(std::string_view text) {
 
 } // namespace
 
-server_info parse_server_info(std::string_view text, const std::vector<std::string>& secrets) {
+server_info parse_server_info(std::string_view text) {
     server_info info;
     // A run_id is 40 hex digits; anything else is kept printable and short.
-    info.run_id = printable_server_text(info_field(text, "run_id"), secrets);
+    info.run_id = printable_server_text(info_field(text, "run_id"), {});
     const auto uptime = number(info_field(text, "uptime_in_seconds")).value_or(0);
     info.uptime_seconds = static_cast<long long>(
         std::min<std::uint64_t>(uptime, 365ULL * 24 * 3600)); // plenty for any quarantine
     info.maxmemory = number(info_field(text, "maxmemory"));
-    info.maxmemory_policy = printable_server_text(info_field(text, "maxmemory_policy"), secrets);
+    info.maxmemory_policy = printable_server_text(info_field(text, "maxmemory_policy"), {});
     info.evicted_keys = number(info_field(text, "evicted_keys"));
     return info;
 }
 
-std::string eviction_risk(const server_info& info) {
+std::string eviction_risk(const server_info& info, const std::vector<std::string>& secrets) {
     if (!info.maxmemory || info.maxmemory_policy.empty()) {
         return "evictions cannot be ruled out: INFO memory did not give maxmemory and "
                "maxmemory_policy";
@@ -53,7 +53,8 @@ std::string eviction_risk(const server_info& info) {
     if (*info.maxmemory == 0 || info.maxmemory_policy == "noeviction") {
         return {};
     }
-    return "can evict keys: maxmemory-policy " + info.maxmemory_policy;
+    return "can evict keys: maxmemory-policy " +
+           printable_server_text(info.maxmemory_policy, secrets);
 }
 
 } // namespace redlock::detail

@@ -23,13 +23,16 @@ struct server_info {
 };
 
 /// The fields of an INFO reply's text; absent or malformed fields stay empty. Its text
-/// fields are made printable with `secrets` cut out (printable_server_text).
-server_info parse_server_info(std::string_view text, const std::vector<std::string>& secrets);
+/// fields are made printable and short, but no secret is cut out of them: they are compared
+/// (a short password such as "no" would turn "noeviction" into "***eviction", and run_ids
+/// into others), so the secrets are cut only where they are shown.
+server_info parse_server_info(std::string_view text);
 
 /// Why a node answering `info` can evict (and so forget) lock keys, or empty when it
 /// cannot: "can evict keys: maxmemory-policy volatile-ttl" for a memory limit with a policy
-/// other than noeviction; a node whose INFO does not say counts as one that can.
-std::string eviction_risk(const server_info& info);
+/// other than noeviction; a node whose INFO does not say counts as one that can. The policy
+/// is shown with `secrets` cut out (printable_server_text).
+std::string eviction_risk(const server_info& info, const std::vector<std::string>& secrets);
 
 /// The command read at connect and on every refresh: its sections in one call (Redis 7.0
 /// and later; an older server refuses it, as an ACL user without +info does).

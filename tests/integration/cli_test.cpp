@@ -224,6 +224,33 @@ TEST_F(nodes_test, cli_messages_say_what_happened) {
     EXPECT_EQ(keys_everywhere(), 0);
 }
 
+TEST_F(nodes_test, cli_a_string_without_expiry_is_no_lock_and_ends_the_wait_at_once) {
+    // `SET K hello` with no expiry: no lock of any Redlock client (they all have a TTL), and
+    // it never frees by itself, so a waiter would wait forever. A usage error (64), at once.
+    for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+        inspector(node).run({"SET", "cli:plain", "hello"});
+    }
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_EQ(cli("acquire cli:plain").status, 64);
+    EXPECT_EQ(cli("acquire -w 20s cli:plain").status, 64) << "no wait for what never frees";
+    EXPECT_EQ(cli("run cli:plain cli:other -- true").status, 64) << "several keys";
+    EXPECT_EQ(cli("run --shared cli:plain -- true").status, 64) << "a reader";
+    EXPECT_EQ(cli("run --permits 2 cli:plain -- true").status, 64) << "a permit";
+    EXPECT_EQ(cli("run --fence cli:plain -- true").status, 64) << "fenced";
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+    // With an expiry it is how other Redlock clients hold a lock: held by another (75).
+    for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+        inspector(node).run({"PEXPIRE", "cli:plain", "20000"});
+    }
+    EXPECT_EQ(cli("acquire cli:plain").status, 75);
+    EXPECT_EQ(cli("run cli:plain cli:other -- true").status, 75);
+    EXPECT_EQ(cli("run --shared cli:plain -- true").status, 75);
+    for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+        inspector(node).run({"DEL", "cli:plain"});
+    }
+    EXPECT_EQ(keys_everywhere(), 0);
+}
+
 TEST_F(nodes_test, cli_conflict_exit_code_replaces_75_and_nothing_else) {
     const auto token = trim(cli("acquire -t 20s cli:conflict").out);
     ASSERT_FALSE(token.empty());

@@ -121,5 +121,47 @@ TEST_F(eviction_test, an_accepted_evicting_node_is_quarantined_when_evicted_keys
     EXPECT_TRUE(fall.nodes[0].quarantined_for) << "evicted_keys fell (RESETSTAT): quarantined";
 }
 
+// Review finding F6: a refused INFO refresh forgot the evicted_keys last seen, so that the
+// next answered refresh took the count as found and missed the evictions in between.
+TEST_F(eviction_test, evictions_while_info_is_refused_are_seen_when_it_is_answered_again) {
+    make_node_one_evict();
+    for (int node = 1; node <= 3; ++node) {
+        ASSERT_EQ(inspector(node).run(
+                      {"ACL", "SETUSER", "watcher", "on", ">watcher-pw", "~*", "&*", "+@all"}),
+                  "OK");
+    }
+    auto config = three_nodes();
+    for (auto& node : config.nodes) {
+        node = "redis://watcher:watcher-pw@" + node;
+    }
+    config.eviction.accept_evicting_nodes = true;
+    config.eviction.refresh_interval = 100ms;
+    config.fleet_max_ttl = 1s;
+    blocking_client client(config);
+    std::error_code ec;
+    auto first = client.acquire("evict:refused", options(1s), ec);
+    ASSERT_FALSE(ec) << first.message;
+    client.release(first.lock, ec);
+
+    ASSERT_EQ(inspector(1).run({"ACL", "SETUSER", "watcher", "-info"}), "OK");
+    std::this_thread::sleep_for(300ms); // refreshes refused
+    auto refused = client.inspect("evict:refused", ec);
+    ASSERT_FALSE(ec) << refused.message;
+    ASSERT_FALSE(refused.nodes[0].restarts_undetectable.empty());
+    fill_node_one_with_cache();
+    ASSERT_GT(evicted_keys(1), 0);
+    inspector(1).run({"FLUSHALL"});
+    ASSERT_EQ(inspector(1).run({"ACL", "SETUSER", "watcher", "+info"}), "OK");
+    std::this_thread::sleep_for(400ms); // answered again
+    auto seen = client.inspect("evict:refused", ec);
+    ASSERT_FALSE(ec) << seen.message;
+    EXPECT_TRUE(seen.nodes[0].restarts_undetectable.empty());
+    EXPECT_TRUE(seen.nodes[0].quarantined_for)
+        << "evicted_keys changed while INFO was refused: quarantined";
+    for (int node = 1; node <= 3; ++node) {
+        inspector(node).run({"ACL", "DELUSER", "watcher"});
+    }
+}
+
 } // namespace
 } // namespace redlock::test

@@ -117,6 +117,73 @@ TEST_F(nodes_test, sixteen_waiters_hand_one_key_over_by_notification) {
     EXPECT_TRUE(all_keys_gone());
 }
 
+// Issue 22 (section 5): one client's waiter for {a, b} (b held elsewhere) sat at the head of
+// a's local queue, and the same client's waiter for a alone slept out its backoff while a was
+// free: 277-780 ms after the release instead of 1-7 ms. A release wakes a waiter that can use
+// it; arrival order holds among the waiters that want the same keys.
+TEST_F(nodes_test, a_waiter_for_more_keys_does_not_hold_back_one_that_can_use_a_release) {
+    blocking_client other(config());
+    std::error_code ec;
+    auto held_a = other.acquire("family:a", options(20s), ec);
+    ASSERT_FALSE(ec) << held_a.message;
+    auto held_b = other.acquire("family:b", options(20s), ec);
+    ASSERT_FALSE(ec) << held_b.message;
+
+    io_thread io;
+    client cl(io.executor(), config());
+    lock_options wait; // the defaults, waiting
+    wait.retry.max_attempts = 0;
+    wait.retry.wait_budget = 20s;
+    std::promise<acquire_result> both_done;
+    auto both = both_done.get_future();
+    cl.async_acquire(
+        std::vector<std::string>{"family:a", "family:b"}, wait,
+        [&](boost::system::error_code, acquire_result r) { both_done.set_value(std::move(r)); });
+    std::this_thread::sleep_for(300ms); // the waiter for both is queued on a first
+    std::mutex mutex;
+    std::vector<std::pair<int, clock_type::time_point>> granted;
+    std::vector<lock> locks;
+    std::promise<void> alone_done;
+    for (int w = 0; w < 2; ++w) {
+        cl.async_acquire("family:a", wait, [&, w](boost::system::error_code e, acquire_result r) {
+            std::lock_guard guard(mutex);
+            EXPECT_FALSE(e) << r.message;
+            granted.emplace_back(w, clock_type::now());
+            locks.push_back(r.lock);
+            if (granted.size() == 1) {
+                // Held a little, then handed to the next waiter for a alone.
+                cl.async_release(r.lock, [](boost::system::error_code, release_result) {});
+            } else {
+                alone_done.set_value();
+            }
+        });
+        std::this_thread::sleep_for(50ms); // arrival order: waiter 0, then waiter 1
+    }
+    // Long enough for every waiter's backoff to reach its 500 ms cap.
+    std::this_thread::sleep_for(1500ms);
+    const auto released = clock_type::now();
+    other.release(held_a.lock, ec);
+    ASSERT_EQ(alone_done.get_future().wait_for(5s), std::future_status::ready);
+    {
+        std::lock_guard guard(mutex);
+        ASSERT_EQ(granted.size(), 2u);
+        EXPECT_EQ(granted[0].first, 0) << "arrival order among the waiters for a alone";
+        // Sleeping out the backoff (drawn from 250-500 ms with the subscriptions in force)
+        // would take far longer; a release heard takes a few round trips.
+        EXPECT_LT(granted[0].second - released, 150ms);
+        EXPECT_LT(granted[1].second - granted[0].second, 150ms);
+    }
+    // The waiter for both still waits for b; it gets both once b is free too.
+    EXPECT_EQ(both.wait_for(0s), std::future_status::timeout);
+    cl.async_release(locks[1], boost::asio::use_future).get();
+    other.release(held_b.lock, ec);
+    ASSERT_EQ(both.wait_for(5s), std::future_status::ready);
+    const auto got = both.get();
+    EXPECT_EQ(got.lock.keys().size(), 2u) << got.message;
+    cl.async_release(got.lock, boost::asio::use_future).get();
+    EXPECT_TRUE(all_keys_gone());
+}
+
 TEST_F(nodes_test, handoff_falls_back_to_backoff_when_subscribers_are_killed) {
     auto c = config();
     auto wakes = std::make_shared<wake_counter>();

@@ -104,6 +104,36 @@ TEST_F(nodes_test, watchdog_reports_loss_when_the_key_was_taken_over_and_never_r
     }
 }
 
+// Issue 22 (section 5): a watchdog with recreate_missing wrote every key back within 1.5 s
+// of "lock state deleted on 5 of 5 nodes", so the forced release did nothing and nobody was
+// told. The force release wins: the key stays gone and the holder hears of the loss.
+TEST_F(nodes_test, a_force_release_wins_over_a_watchdog_that_recreates_missing_keys) {
+    blocking_client client(config());
+    std::error_code ec;
+    auto held = client.acquire("forced", options(600ms), ec);
+    ASSERT_FALSE(ec) << held.message;
+    ASSERT_TRUE(eventually([] { return keys_everywhere() == 5; }));
+    loss_probe probe;
+    renewal_options renewal;
+    renewal.recreate_missing = true;
+    watchdog dog(client.async_client(), held.lock, renewal, probe.handler());
+    ASSERT_TRUE(eventually([&] { return dog.renewals() >= 1; }));
+
+    // An operator's forced release, from another client.
+    io_thread io;
+    redlock::client operator_client(io.executor(), config());
+    const auto result =
+        operator_client.async_force_release({"forced"}, 500ms, asio::use_future).get();
+    EXPECT_EQ(result.released, 5u) << result.message;
+
+    ASSERT_TRUE(eventually([&] { return probe.get().has_value(); }, 2s))
+        << "the holder is told at its next renewal (every 200 ms here)";
+    EXPECT_EQ(*probe.get(), errc::lock_lost);
+    EXPECT_TRUE(dog.lost());
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_EQ(keys_everywhere(), 0) << "a renewal wrote the force-released key back";
+}
+
 TEST_F(nodes_test, renewal_recreates_a_key_lost_by_a_restart_only_when_asked) {
     blocking_client client(config());
     std::error_code ec;

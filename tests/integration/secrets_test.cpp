@@ -355,5 +355,46 @@ TEST_F(nodes_test, the_command_line_tool_logged_in_never_shows_the_password) {
     EXPECT_EQ(keys_everywhere(), 0);
 }
 
+// Review finding F4: `status` printed the value under the key as the node stored it, while
+// every vote's server text has the configured secrets cut out. A value is anybody's text.
+TEST_F(nodes_test, status_never_shows_the_password_in_the_value_a_key_holds) {
+    const locker_user user(secret);
+    const auto nodes = joined(nodes_as("redis://locker:" + secret + "@"));
+    for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+        inspector(node).run({"SET", "secrets:value", "token-" + secret, "PX", "20000"});
+    }
+    const auto r = redlock({"--nodes", nodes, "status", "secrets:value"});
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(r.output.find(secret), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("token-***"), std::string::npos) << r.output;
+    // --json shows the same holder: scrubbed the same way.
+    const auto json = redlock({"--nodes", nodes, "status", "--json", "secrets:value"});
+    EXPECT_EQ(json.status, 0) << json.output;
+    EXPECT_EQ(json.output.find(secret), std::string::npos) << json.output;
+    EXPECT_NE(json.output.find("\"holder\":\"token-***\""), std::string::npos) << json.output;
+    for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+        inspector(node).run({"DEL", "secrets:value"});
+    }
+}
+
+// Review finding F5: the secrets were cut out of INFO's fields before they were compared: with
+// the password "no", "noeviction" read "***eviction", and a node with a memory limit that
+// never evicts lost its vote ("can evict keys").
+TEST_F(nodes_test, a_short_password_never_changes_what_info_says) {
+    const locker_user user("no");
+    inspector(1).run({"CONFIG", "SET", "maxmemory", "100mb"});
+    inspector(1).run({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
+    client_config c = config();
+    c.nodes = nodes_as("redis://locker:no@");
+    blocking_client client(c);
+    std::error_code ec;
+    auto held = client.acquire("secrets:short", options(), ec);
+    ASSERT_FALSE(ec) << held.message;
+    client.release(held.lock, ec);
+    const auto view = client.inspect("secrets:short", ec);
+    ASSERT_FALSE(ec) << view.message;
+    EXPECT_EQ(view.nodes[0].can_evict, "") << "noeviction with a memory limit evicts nothing";
+}
+
 } // namespace
 } // namespace redlock::test

@@ -72,6 +72,10 @@ void history::end(int id) {
     }
 }
 
+void history::force_deleted(const std::string& token) {
+    force_deletes_[token].push_back(world_.now());
+}
+
 void history::loss(int id, std::int64_t valid_until_local) {
     auto& h = holders_[static_cast<std::size_t>(id)];
     const real_ns deadline = real_at(h.client, valid_until_local);
@@ -95,10 +99,18 @@ void history::loss(int id, std::int64_t valid_until_local) {
     end(id);
 }
 
-std::vector<history::window> history::protected_time(const holder& h) const {
+std::vector<history::window> history::protected_time(const holder& h, bool cut_by_force) const {
+    // A force release takes the lock away from its first delete of the holder's token: the
+    // holder may have held a bare majority (one node fewer breaks it), and nothing here says
+    // where its key landed. A grant delivered after that delete (its SETs landed before the
+    // deletes) was never exclusive either.
+    real_ns forced = INT64_MAX;
+    if (const auto it = force_deletes_.find(h.token); cut_by_force && it != force_deletes_.end()) {
+        forced = std::max(it->second.front(), h.windows.front().from);
+    }
     std::vector<window> ws;
     for (auto w : h.windows) {
-        w.to = std::min(w.to, h.end);
+        w.to = std::min({w.to, h.end, forced});
         if (w.from < w.to) {
             ws.push_back(w);
         }
@@ -119,7 +131,7 @@ real_ns history::covered_from(const holder& h, real_ns from) const {
     holder uncut = h;
     uncut.end = INT64_MAX;
     real_ns covered = from;
-    for (const auto& w : protected_time(uncut)) {
+    for (const auto& w : protected_time(uncut, false)) {
         bool bridged = false;
         for (const auto& p : pauses_[static_cast<std::size_t>(h.client)]) {
             // A gap that the holder slept through, closed by a renewal it took in at the

@@ -33,6 +33,10 @@ namespace redlock::sim {
 /// (k) a compare-and-delete (a release finishing in the background, a cleanup, a copy resent
 ///     after NOSCRIPT) never removes the key of a holder still relying on it;
 /// (l) close() never cuts short a release's delete before that release's node_timeout.
+/// (n) a force release wins over a watchdog with recreate_missing: no renewal writes back a
+///     hold that a force release deleted on a node that forgot nothing since (checked by the
+///     nodes); a holder whose hold a force release deleted anywhere is no longer protected
+///     for (a) from that delete on.
 /// (m) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
 ///     than its backoff's end, whatever happened to the release notifications (lost,
 ///     delayed, subscriber cut), unless its process was paused meanwhile.
@@ -56,6 +60,9 @@ public:
     void renew(int holder, std::int64_t valid_until_local);
     /// The holder stops relying on the lock now (release start, loss, end of work).
     void end(int holder);
+    /// A force release deleted the hold of `token` on a node now: its holder may overlap with
+    /// later holders from then on (or from its grant, when that came later).
+    void force_deleted(const std::string& token);
     /// The loss signal fired now; `valid_until_local` as the watchdog knew it.
     void loss(int holder, std::int64_t valid_until_local);
     /// The holder stops watching its watchdog now: if the validity ran out while the watchdog
@@ -124,8 +131,9 @@ private:
     real_ns real_at(int client, std::int64_t local) const {
         return clocks_[static_cast<std::size_t>(client)].real_at(local, INT64_MIN / 2);
     }
-    /// The holder's protected time: its windows, merged, cut at its end.
-    std::vector<window> protected_time(const holder& h) const;
+    /// The holder's protected time: its windows, merged, cut at its end and, with
+    /// `cut_by_force`, where a force release took the lock away.
+    std::vector<window> protected_time(const holder& h, bool cut_by_force = true) const;
     std::string describe(int id) const;
     /// The end of the holder's uninterrupted validity from its grant on (windows uncut).
     real_ns covered_from(const holder& h, real_ns from) const;
@@ -141,6 +149,8 @@ private:
     std::set<std::string> releasing_;
     std::set<std::string> released_;
     std::map<std::string, real_ns> release_timeout_;
+    /// When force releases deleted each token's holds, node by node.
+    std::map<std::string, std::vector<real_ns>> force_deletes_;
     std::set<int> closed_;
     std::vector<int> calls_;
     std::vector<std::string> violations_;

@@ -265,6 +265,19 @@ scenario make_scenario(world& w, int forced_profile) {
         }
     }
 
+    // One schedule in six force-releases a key of the workload from one client, as an
+    // operator would: a watchdog with recreate_missing must not write it back (n). A
+    // generator of its own, salted like the ones above.
+    std::mt19937_64 forcer(w.seed() ^ 0x666f726365ULL);
+    if (forcer() % 6 == 0) {
+        fault f;
+        f.what = fault::kind::force_release;
+        f.client = static_cast<int>(forcer() % static_cast<std::uint64_t>(clients));
+        f.at = static_cast<real_ns>(forcer() % static_cast<std::uint64_t>(horizon + 1));
+        f.key = "k" + std::to_string(forcer() % static_cast<std::uint64_t>(keys));
+        s.faults.push_back(f);
+    }
+
     // One schedule in six with three nodes or more has a node that lies about its fencing
     // counter: a fenced acquire must refuse it rather than raise the honest counters to
     // 2^64-1. A generator of its own, salted like the ones above.
@@ -404,13 +417,16 @@ std::vector<std::string> describe_plan(const scenario& s) {
         }
         out.push_back(line);
     }
-    static const char* const faults[] = {"pause", "partition", "cut", "crash", "flush", "close"};
+    static const char* const faults[] = {"pause", "partition", "cut",          "crash",
+                                         "flush", "close",     "force_release"};
     std::string line = "faults:";
     for (const auto& f : s.faults) {
         line += std::string(" ") + faults[static_cast<int>(f.what)] + "@" + ms_text(f.at);
         if (f.what == fault::kind::pause || f.what == fault::kind::close) {
             line += "(c" + std::to_string(f.client) + (f.after_release ? ", after a release" : "") +
                     ")";
+        } else if (f.what == fault::kind::force_release) {
+            line += "(c" + std::to_string(f.client) + ", " + f.key + ")";
         } else if (f.what == fault::kind::partition || f.what == fault::kind::cut) {
             line += "(c" + std::to_string(f.client) + "-n" + std::to_string(f.node) + ")";
         } else {

@@ -46,7 +46,17 @@ struct op_plan {
 
 struct fault {
     /// close: client::close() on `client` at `at`, whatever it is doing then.
-    enum class kind { pause, partition, cut, crash, flush, close } what = kind::pause;
+    /// force_release: `client` runs client::async_force_release of `key` at `at` (an
+    /// operator's `redlock release --force`), whoever holds it then.
+    enum class kind {
+        pause,
+        partition,
+        cut,
+        crash,
+        flush,
+        close,
+        force_release
+    } what = kind::pause;
     real_ns at = 0;
     real_ns duration = 0;
     int client = 0;
@@ -55,6 +65,7 @@ struct fault {
     /// close: at the client's first release completed from `at` on (or the end of its
     /// workload), while that release's slowest deletes are still on their way.
     bool after_release = false;
+    std::string key;
 };
 
 /// Everything a seed decides before the schedule runs.

@@ -72,6 +72,17 @@ schedule::schedule(std::uint64_t seed, bool tracing)
         nodes_.back()->on_delete = [this, n](const std::string& key, const std::string& token) {
             h_.deleted(static_cast<int>(n), key, token);
         };
+        nodes_.back()->on_force_delete = [this](const std::string&, const std::string& token) {
+            h_.force_deleted(token);
+        };
+        nodes_.back()->on_forced_recreate = [this, n](const std::string& key,
+                                                      const std::string& token) {
+            h_.violation("(n) a renewal undid a force release",
+                         "n" + std::to_string(n) + " wrote back " + key + " for " +
+                             token.substr(0, 8) +
+                             " after a force release deleted it there, with nothing forgotten "
+                             "since");
+        };
     }
     const int clients = static_cast<int>(sc_.ops.size());
     w_.add_clients(clients);
@@ -201,6 +212,24 @@ void schedule::schedule_fault(const fault& f) {
         return;
     case fault::kind::flush:
         w_.at(f.at, -1, [this, f] { nodes_[static_cast<std::size_t>(f.node)]->flush_scripts(); });
+        return;
+    case fault::kind::force_release:
+        w_.at(f.at, f.client, [this, f] {
+            auto& slot = clients_[static_cast<std::size_t>(f.client)];
+            if (slot.close_called) {
+                return;
+            }
+            SIM_TRACE(w_, who(f.client), "force release of " + f.key);
+            const auto call = h_.issue();
+            slot.client->async_force_release(
+                {f.key}, std::chrono::milliseconds(200),
+                [this, f, call](std::error_code ec, const release_result& r) {
+                    h_.completed(call, "force_release");
+                    SIM_TRACE(w_, who(f.client),
+                              "force release of " + f.key + " -> " +
+                                  (ec ? ec.message() : std::to_string(r.released) + " deleted"));
+                });
+        });
         return;
     case fault::kind::close:
         // The client's own act (held back while it is paused), whatever it has in flight.

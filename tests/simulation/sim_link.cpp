@@ -277,6 +277,7 @@ private:
         }
         // The handshake: INFO server, memory and stats, as node_connection sends it.
         read_info();
+        connected_at_ = w_.now();
         for (const auto* script : detail::preloaded_scripts) {
             node_.execute({"SCRIPT", "LOAD", std::string(script->text)}, who_);
         }
@@ -302,7 +303,7 @@ private:
         if (!info.reply || info.reply->type != REDIS_REPLY_STRING) {
             return;
         }
-        const auto got = detail::parse_server_info({info.reply->str, info.reply->len}, {});
+        const auto got = detail::parse_server_info({info.reply->str, info.reply->len});
         const detail::clock::time_point now(std::chrono::nanoseconds(clock_.local(w_.now())));
         auto started = now - std::chrono::seconds(got.uptime_seconds);
         if (!run_id_.empty() && got.run_id != run_id_) {
@@ -318,7 +319,7 @@ private:
         started_at_ = started;
         run_id_ = got.run_id;
         evicted_keys_ = got.evicted_keys;
-        eviction_risk_ = detail::eviction_risk(got);
+        eviction_risk_ = detail::eviction_risk(got, {});
     }
 
     /// The periodic INFO of a connection that is up: one round trip, read at the node
@@ -396,7 +397,11 @@ private:
         if (incarnation != node_.incarnation() || !node_.up()) {
             return;
         }
+        node_.command_sent_at = p->sent_at;
+        node_.sent_before_connect = p->sent_at < connected_at_;
         auto resp = node_.execute(p->args, who_);
+        node_.command_sent_at = -1;
+        node_.sent_before_connect = false;
         if (p->done || p->connection != connection_ || dead_ == connection_) {
             // Ran, but nobody hears of it: the connection broke, or an earlier reply on it
             // was lost and the byte stream stalls behind it until the break is noticed.
@@ -467,6 +472,8 @@ private:
 
     state state_ = state::idle;
     std::uint64_t connection_ = 0;
+    /// When the connection now up read the server's INFO.
+    real_ns connected_at_ = 0;
     /// A connection whose byte stream lost a reply: nothing more comes out of it.
     std::uint64_t dead_ = 0;
     std::uint64_t connect_attempt_ = 0;

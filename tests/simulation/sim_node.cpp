@@ -266,6 +266,8 @@ sim_reply sim_node::cmd_set(const args_t& a) {
         return get ? old : sim_reply::nil();
     }
     const auto kept = keepttl && e ? e->expire_us : -1;
+    const bool was_live = e && e->type == kind::string && e->value == a[2];
+    note_hold_written(a[1], a[2], was_live);
     auto& fresh = create(a[1], kind::string);
     fresh.value = a[2];
     if (when >= 0) {
@@ -293,8 +295,8 @@ sim_reply sim_node::cmd_del(const args_t& a) {
         if (!e) {
             continue;
         }
-        if (running_.sha && *running_.sha == detail::release_script.sha1 &&
-            e->type == kind::string && running_.token && e->value == *running_.token) {
+        if (running(detail::release_script) && e->type == kind::string && running_.token &&
+            e->value == *running_.token) {
             // release.lua's compare-and-delete of a plain lock.
             const auto refused = release_noscript_.find(e->value);
             if (running_.via_eval && on_note && refused != release_noscript_.end() &&
@@ -307,6 +309,9 @@ sim_reply sim_node::cmd_del(const args_t& a) {
             if (on_delete) {
                 on_delete(a[i], e->value);
             }
+        }
+        if (running(detail::force_release_script)) {
+            note_force_delete(a[i], *e);
         }
         erase(a[i]);
         ++count;
@@ -416,6 +421,13 @@ sim_reply sim_node::cmd_hset(const args_t& a) {
     for (std::size_t i = 2; i < a.size(); i += 2) {
         auto it = std::find_if(e->fields.begin(), e->fields.end(),
                                [&](const auto& f) { return f.first == a[i]; });
+        if (a[i] != "mode" && a[i] != "writer_waiting") {
+            // A holder's field: its value is its deadline (ms on this node's TIME).
+            long long deadline = 0;
+            const bool was_live = it != e->fields.end() && it->second.size() <= 15 &&
+                                  parse_int(it->second, deadline) && deadline > time_ms();
+            note_hold_written(a[1], a[i], was_live);
+        }
         if (it == e->fields.end()) {
             e->fields.emplace_back(a[i], a[i + 1]);
             ++added;
@@ -461,8 +473,8 @@ sim_reply sim_node::cmd_hdel(const args_t& a) {
         }
         e->fields.erase(it);
         ++removed;
-        if (running_.sha && *running_.sha == detail::release_script.sha1 && running_.token &&
-            a[i] == *running_.token && on_delete) {
+        if (running(detail::release_script) && running_.token && a[i] == *running_.token &&
+            on_delete) {
             on_delete(a[1], a[i]); // release.lua's removal of our holder from a lock hash
         }
     }
@@ -653,6 +665,47 @@ sim_reply sim_node::eval(const args_t& a, bool by_sha) {
     return out;
 }
 
+void sim_node::note_force_delete(const std::string& key, const entry& e) {
+    // force_release.lua deletes only lock strings (the value is the holder's token) and lock
+    // hashes (a field per holder, next to `mode` and a writer's pending mark).
+    const auto record = [&](const std::string& token) {
+        forced_[{key, token}] = world_.now();
+        if (on_force_delete) {
+            on_force_delete(key, token);
+        }
+    };
+    if (e.type == kind::string) {
+        record(e.value);
+    } else if (e.type == kind::hash) {
+        for (const auto& [field, value] : e.fields) {
+            if (field != "mode" && field != "writer_waiting") {
+                record(field);
+            }
+        }
+    }
+}
+
+void sim_node::note_hold_written(const std::string& key, const std::string& token, bool was_live) {
+    // Judged before this write joins written_across_reconnect_: what matters is whether the
+    // hold came back here from a write the client could not place before or after a restart.
+    if (!was_live && running(detail::extend_script)) {
+        const auto forced = forced_.find({key, token});
+        if (forced != forced_.end() && (command_sent_at < 0 || command_sent_at > forced->second)) {
+            if (written_across_reconnect_.count({key, token})) {
+                if (on_note) {
+                    on_note("(n) residue: a write-back after a force release of a hold written "
+                            "across a reconnect (docs/safety.md)");
+                }
+            } else if (on_forced_recreate) {
+                on_forced_recreate(key, token);
+            }
+        }
+    }
+    if (sent_before_connect) {
+        written_across_reconnect_.emplace(key, token);
+    }
+}
+
 std::int64_t sim_node::time_ms() const {
     return (epoch_ns + local_now()) / ms;
 }
@@ -697,6 +750,8 @@ void sim_node::crash() {
     }
     scripts_.clear();
     channels_.clear();
+    forced_.clear();
+    written_across_reconnect_.clear();
     auto cuts = on_crash;
     for (auto& [id, cut] : cuts) {
         cut();
@@ -720,6 +775,7 @@ void sim_node::evict_one() {
     SIM_TRACE(world_, name(), "evicted " + victim->first);
     data_.erase(victim);
     ++evicted_keys_;
+    forced_.clear(); // the clients see keys forgotten: a write-back is expected now
 }
 
 void sim_node::restart() {

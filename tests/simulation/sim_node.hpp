@@ -5,11 +5,13 @@
 #include "sim_lua.hpp"
 #include "sim_reply.hpp"
 #include "sim_world.hpp"
+#include "transport/scripts.hpp"
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -91,6 +93,21 @@ public:
     /// string that is its token, or HDEL of its token's field in a lock hash. For (k).
     std::function<void(const std::string& key, const std::string& token)> on_delete;
 
+    /// force_release.lua deleted `token`'s hold of `key` here now (its DEL of a lock string,
+    /// whose value is the token, or of a lock hash, one call per holder's field): for (n).
+    std::function<void(const std::string& key, const std::string& token)> on_force_delete;
+    /// extend.lua (a renewal with recreate_missing) wrote back `token`'s hold of `key`, which
+    /// a force release had deleted here while the node forgot nothing since (no crash, no
+    /// eviction): for (n). Only for a command sent after the force release ran here
+    /// (command_sent_at): one sent before it, on its way meanwhile, could not know.
+    std::function<void(const std::string& key, const std::string& token)> on_forced_recreate;
+    /// When the command being executed was sent by its client (set by the link around
+    /// execute()); negative when unknown.
+    real_ns command_sent_at = -1;
+    /// The command being executed waited for its connection (and its INFO) to be made: its
+    /// client cannot tell whether it reached the server before or after a restart it saw.
+    bool sent_before_connect = false;
+
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
     std::vector<std::string> live_lock_keys() const;
 
@@ -168,7 +185,8 @@ private:
     std::unordered_map<std::string, entry> data_;
     std::map<std::string, std::map<std::uint64_t, message_sink>> channels_;
     std::unordered_set<std::string> scripts_; // this node's script cache (SHA1s)
-    /// The script running now: what the release hooks (on_delete, on_note) look at.
+    /// The script running now: what the hooks (on_delete, on_note, the force-release ones)
+    /// look at.
     struct running_script {
         const std::string* sha = nullptr;
         const std::string* token = nullptr; // ARGV[1]
@@ -180,6 +198,24 @@ private:
     void evict_one();
     /// Per token: the command number of a release (compare-and-delete) refused with NOSCRIPT.
     std::unordered_map<std::string, std::uint64_t> release_noscript_;
+
+    /// Whether the script running now is `script`.
+    bool running(const detail::script& script) const {
+        return running_.sha && *running_.sha == script.sha1;
+    }
+    /// (key, token) holds that force_release.lua deleted, and when, until the node forgets
+    /// (crash, eviction).
+    std::map<std::pair<std::string, std::string>, real_ns> forced_;
+    /// (key, token) holds written by a command that waited for a reconnect (see
+    /// sent_before_connect): a write-back of one after a force release is the residue that
+    /// docs/safety.md names, noted rather than failed.
+    std::set<std::pair<std::string, std::string>> written_across_reconnect_;
+    /// The hook of cmd_del under force_release.lua: records each hold of `e` it deletes.
+    void note_force_delete(const std::string& key, const entry& e);
+    /// The hooks of a SET or HSET writing `token`'s hold of `key`: the write across a
+    /// reconnect, and (under extend.lua, for a hold not live here before) the write-back
+    /// of a force-released hold.
+    void note_hold_written(const std::string& key, const std::string& token, bool was_live);
 };
 
 } // namespace redlock::sim

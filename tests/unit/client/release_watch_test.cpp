@@ -28,16 +28,25 @@ struct fake_link final : subscription_link {
 };
 
 struct listener final : release_listener {
+    std::string keys = "k";
+    std::size_t position = 0;
     std::size_t subscribed = 0;
     std::size_t released = 0;
     std::size_t released_here = 0;
     std::size_t moved_up = 0;
-    void on_released(std::size_t, std::size_t) override { ++released; }
+    const std::string& wanted() const override { return keys; }
+    void on_released(std::size_t, std::size_t at) override {
+        ++released;
+        position = at;
+    }
     void on_released_everywhere(std::size_t) override { ++released_here; }
     void on_subscribed(std::size_t, std::size_t) override { ++subscribed; }
     void on_subscription_lost(std::size_t) override {}
     void on_local_grant(lock_mode) override {}
-    void on_moved_up(std::size_t) override { ++moved_up; }
+    void on_moved_up(std::size_t at) override {
+        ++moved_up;
+        position = at;
+    }
 };
 
 TEST(release_watch, a_refused_subscribe_touches_only_its_own_key) {
@@ -115,6 +124,39 @@ TEST(release_watch, a_waiter_leaving_moves_the_ones_behind_it_up) {
     watch.unwatch("k", &third);
     watch.unwatch("k", &first);
     EXPECT_EQ(second.moved_up, 1u);
+}
+
+TEST(release_watch, a_waiter_for_other_keys_too_holds_back_no_one) {
+    // Issue 22 (section 5): a waiter for {a, b} (b held elsewhere) at the head of a's queue
+    // kept a waiter for a alone at position 1, so that one slept out its backoff while a
+    // was free. Positions count the waiters that want the same keys only.
+    std::map<std::string, std::uint64_t> sent;
+    release_watch watch({node_address{}}, [&](std::size_t, subscription_events&) {
+        return std::make_unique<fake_link>(sent);
+    });
+    listener both;
+    both.keys = "a,b";
+    listener alone;
+    alone.keys = "a";
+    listener later;
+    later.keys = "a";
+    watch.watch("a", &both);
+    watch.watch("a", &alone);
+    watch.watch("a", &later);
+    EXPECT_EQ(watch.position("a", &both), 0u);
+    EXPECT_EQ(watch.position("a", &alone), 0u) << "first of those that want a alone";
+    EXPECT_EQ(watch.position("a", &later), 1u) << "arrival order among the same keys";
+    EXPECT_TRUE(watch.queued_like("a", &later));
+    EXPECT_FALSE(watch.queued_like("a", &both)) << "nobody else wants a and b";
+    watch.released_here("a", "x");
+    EXPECT_EQ(alone.released_here, 1u);
+    // The waiter for both leaving moves no one that wants a alone.
+    watch.unwatch("a", &both);
+    EXPECT_EQ(alone.moved_up, 0u);
+    EXPECT_EQ(later.moved_up, 0u);
+    watch.unwatch("a", &alone);
+    EXPECT_EQ(later.moved_up, 1u);
+    EXPECT_EQ(later.position, 0u);
 }
 
 } // namespace

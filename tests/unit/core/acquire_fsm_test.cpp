@@ -71,6 +71,41 @@ TEST(acquire_fsm, succeeds_at_quorum_without_waiting_for_the_others) {
     EXPECT_EQ(fsm.votes().pending(), 2u);
 }
 
+TEST(acquire_fsm, a_quorum_holding_no_lock_ends_the_wait_at_once) {
+    // A string without expiry (or another kind of lock) on a quorum: a usage error that no
+    // retry mends, so neither a sleep nor a second attempt.
+    harness h;
+    h.options.retry.max_attempts = 0;
+    h.options.retry.wait_budget = 60s;
+    auto fsm = h.make();
+    fsm.start(h.now);
+    for (std::size_t n = 0; n < 2; ++n) {
+        fsm.on_mismatch(n);
+        EXPECT_EQ(fsm.on_set_reply(1, n, node_outcome::failed, h.now).what, kind::wait);
+    }
+    fsm.on_mismatch(2);
+    EXPECT_EQ(fsm.on_set_reply(1, 2, node_outcome::failed, h.now).what, kind::send_cleanup);
+    EXPECT_EQ(fsm.on_cleanup_sent(h.now).what, kind::wait);
+    fsm.on_cleanup_reply(1, 3, h.now);
+    const auto a = fsm.on_cleanup_reply(1, 4, h.now);
+    ASSERT_EQ(a.what, kind::done);
+    EXPECT_EQ(a.error, errc::lock_mismatch);
+    EXPECT_EQ(fsm.attempt(), 1u);
+}
+
+TEST(acquire_fsm, a_minority_holding_no_lock_is_retried) {
+    harness h;
+    auto fsm = h.make();
+    fsm.start(h.now);
+    fsm.on_mismatch(0);
+    fsm.on_set_reply(1, 0, node_outcome::failed, h.now);
+    fsm.on_set_reply(1, 1, node_outcome::refused, h.now);
+    EXPECT_EQ(fsm.on_set_reply(1, 2, node_outcome::refused, h.now).what, kind::send_cleanup);
+    fsm.on_cleanup_sent(h.now);
+    fsm.on_cleanup_reply(1, 3, h.now);
+    EXPECT_EQ(fsm.on_cleanup_reply(1, 4, h.now).what, kind::sleep);
+}
+
 TEST(acquire_fsm, late_replies_after_success_change_nothing) {
     harness h;
     auto fsm = h.make();

@@ -42,6 +42,21 @@ TEST(server_identities, a_node_reconnecting_under_new_run_ids_keeps_the_memory_b
     EXPECT_EQ(s.counted_through(2, "honest-2"), 2u);
 }
 
+TEST(server_identities, kept_while_a_node_not_yet_weighed_reports_it) {
+    // Review finding F3: nodes 0 and 1 reach one server; node 0's grant was counted, node 1
+    // was not weighed yet (its grant still on its way). Node 0 then moved to another server:
+    // the entry went although node 1's connection still reported it, and node 1's grant of
+    // the same server then counted a second time.
+    server_identities s(2);
+    EXPECT_EQ(s.counted_through(0, "aaaa", {"aaaa", "aaaa"}), 0u);
+    EXPECT_EQ(s.counted_through(0, "cccc", {"cccc", "aaaa"}), 0u);
+    EXPECT_EQ(s.counted_through(1, "aaaa", {"cccc", "aaaa"}), 0u)
+        << "node 1 is the server whose grant node 0 counted";
+    // Once no connection reports it any more, it goes: the memory stays bounded.
+    s.counted_through(1, "dddd", {"cccc", "dddd"});
+    EXPECT_EQ(s.size(), 2u);
+}
+
 TEST(server_identities, a_run_id_nobody_reports_any_more_is_forgotten) {
     server_identities s(2);
     s.counted_through(0, "aaaa");

@@ -146,6 +146,28 @@ TEST(commands, set_replies) {
     EXPECT_EQ(d::classify_set_reply(lost).error, errc::connection_failed);
 }
 
+TEST(commands, a_refusal_by_a_string_without_expiry_is_a_mismatch) {
+    // PTTL -1: the key never expires, so it is no lock (every Redlock client's lock has a
+    // TTL) and waiting for it would never end.
+    const auto forever = d::classify_refusal_ttl(fake_reply(REDIS_REPLY_INTEGER, {}, -1).view());
+    EXPECT_EQ(forever.outcome, node_outcome::failed);
+    EXPECT_EQ(forever.error, errc::lock_mismatch);
+    // A TTL left (how other Redlock clients hold a lock), the key gone meanwhile, or no
+    // answer to PTTL (NOPERM for a user without +pttl, a cut): the refusal stands.
+    for (const long long pttl : {25'000LL, 1LL, -2LL}) {
+        const auto held = d::classify_refusal_ttl(fake_reply(REDIS_REPLY_INTEGER, {}, pttl).view());
+        EXPECT_EQ(held.outcome, node_outcome::refused) << pttl;
+        EXPECT_FALSE(held.error) << pttl;
+    }
+    EXPECT_EQ(d::classify_refusal_ttl(
+                  fake_reply(REDIS_REPLY_ERROR, "NOPERM this user has no permissions").view())
+                  .outcome,
+              node_outcome::refused);
+    d::node_reply lost;
+    lost.error = errc::connection_failed;
+    EXPECT_EQ(d::classify_refusal_ttl(lost).outcome, node_outcome::refused);
+}
+
 TEST(commands, script_replies_and_noscript) {
     EXPECT_EQ(d::classify_script_reply(fake_reply(REDIS_REPLY_INTEGER, {}, 1).view()).outcome,
               node_outcome::granted);

@@ -16,39 +16,55 @@ constexpr const char* evicting_node =
     "expired_keys:5\r\nevicted_keys:23\r\nevicted_clients:0\r\n";
 
 TEST(server_info, reads_identity_memory_limit_policy_and_evictions) {
-    const auto info = parse_server_info(evicting_node, {});
+    const auto info = parse_server_info(evicting_node);
     EXPECT_EQ(info.run_id, "0123456789abcdef0123456789abcdef01234567");
     EXPECT_EQ(info.uptime_seconds, 42);
     EXPECT_EQ(info.maxmemory, 3145728u);
     EXPECT_EQ(info.maxmemory_policy, "volatile-ttl");
     EXPECT_EQ(info.evicted_keys, 23u);
-    EXPECT_EQ(eviction_risk(info), "can evict keys: maxmemory-policy volatile-ttl");
+    EXPECT_EQ(eviction_risk(info, {}), "can evict keys: maxmemory-policy volatile-ttl");
 }
 
 TEST(server_info, a_node_without_limit_or_with_noeviction_cannot_evict) {
-    EXPECT_EQ(eviction_risk(parse_server_info("maxmemory:0\r\nmaxmemory_policy:allkeys-lru\r\n", {})),
-              "");
-    EXPECT_EQ(eviction_risk(parse_server_info("maxmemory:100\r\nmaxmemory_policy:noeviction\r\n", {})),
-              "");
+    EXPECT_EQ(
+        eviction_risk(parse_server_info("maxmemory:0\r\nmaxmemory_policy:allkeys-lru\r\n"), {}),
+        "");
+    EXPECT_EQ(
+        eviction_risk(parse_server_info("maxmemory:100\r\nmaxmemory_policy:noeviction\r\n"), {}),
+        "");
 }
 
 TEST(server_info, a_node_that_does_not_say_counts_as_one_that_can_evict) {
     // INFO server only (an older reply, a proxy): nothing rules evictions out.
-    const auto info = parse_server_info("# Server\r\nrun_id:abc\r\nuptime_in_seconds:1\r\n", {});
+    const auto info = parse_server_info("# Server\r\nrun_id:abc\r\nuptime_in_seconds:1\r\n");
     EXPECT_FALSE(info.maxmemory);
     EXPECT_FALSE(info.evicted_keys);
-    EXPECT_NE(eviction_risk(info).find("evictions cannot be ruled out"), std::string::npos);
-    EXPECT_NE(eviction_risk(parse_server_info("maxmemory:x1\r\nmaxmemory_policy:noeviction\r\n", {})),
-              "");
+    EXPECT_NE(eviction_risk(info, {}).find("evictions cannot be ruled out"), std::string::npos);
+    EXPECT_NE(
+        eviction_risk(parse_server_info("maxmemory:x1\r\nmaxmemory_policy:noeviction\r\n"), {}),
+        "");
 }
 
 TEST(server_info, hostile_values_stay_bounded_and_printable) {
     const auto info = parse_server_info(
         "uptime_in_seconds:99999999999999\r\nmaxmemory:5\r\nmaxmemory_policy:\x1b[31m\r\n"
-        "evicted_keys:-3\r\n", {});
+        "evicted_keys:-3\r\n");
     EXPECT_EQ(info.uptime_seconds, 365LL * 24 * 3600);
     EXPECT_EQ(info.maxmemory_policy, "?[31m");
     EXPECT_FALSE(info.evicted_keys);
+}
+
+TEST(server_info, secrets_are_cut_where_shown_never_where_compared) {
+    // Review finding F5: with the password "no", "noeviction" became "***eviction" before
+    // the comparison, and a healthy node lost its vote ("can evict keys").
+    const auto healthy = parse_server_info(
+        "run_id:0123456789abcdef\r\nmaxmemory:1048576\r\nmaxmemory_policy:noeviction\r\n");
+    EXPECT_EQ(healthy.maxmemory_policy, "noeviction");
+    EXPECT_EQ(healthy.run_id, "0123456789abcdef");
+    EXPECT_EQ(eviction_risk(healthy, {"no"}), "");
+    // Shown: the secret is cut out.
+    const auto echoing = parse_server_info("maxmemory:1\r\nmaxmemory_policy:hunter2-lru\r\n");
+    EXPECT_EQ(eviction_risk(echoing, {"hunter2"}), "can evict keys: maxmemory-policy ***-lru");
 }
 
 } // namespace
