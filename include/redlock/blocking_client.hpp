@@ -79,16 +79,16 @@ public:
     /// failure, nothing with `ec`.
     std::optional<lock> try_lock(lock_keys keys, const lock_options& options, std::error_code& ec);
 
-    /// Acquires `keys` (one or several), renews the lock while `work(const watchdog&, std::stop_token)` runs on the
-    /// calling thread, and always releases. The stop token is requested when the lock can no
-    /// longer be trusted; the work should check it (or register a std::stop_callback) and
-    /// stop touching the protected resource. Returns the work's value, or lock_lost (or
-    /// cancelled on client shutdown) if the lock was lost, or the acquire's error. An
+    /// Acquires `keys` (one or several), renews the lock while `work(const watchdog&,
+    /// std::stop_token)` runs on the calling thread, and always releases. The stop token is
+    /// requested when the lock can no longer be trusted; the work should check it (or register a
+    /// std::stop_callback) and stop touching the protected resource. Returns the work's value, or
+    /// lock_lost (or cancelled on client shutdown) if the lock was lost, or the acquire's error. An
     /// exception from the work is rethrown after the release, unless the lock was lost.
     /// Include <redlock/watchdog.hpp> to use the watchdog inside the work.
     template <typename Work>
-    auto with_lock(lock_keys keys, const lock_options& options,
-                   const renewal_options& renewal, Work&& work)
+    auto with_lock(lock_keys keys, const lock_options& options, const renewal_options& renewal,
+                   Work&& work)
         -> locked<std::invoke_result_t<Work&, const watchdog&, std::stop_token>> {
         using value_type = std::invoke_result_t<Work&, const watchdog&, std::stop_token>;
         locked<value_type> out;

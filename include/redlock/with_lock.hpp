@@ -58,8 +58,9 @@ struct loss_signal {
 };
 } // namespace detail
 
-/// Acquires `keys` (one key or several, see lock_keys), renews the lock in the background while `work(const watchdog&)` (a coroutine
-/// returning `asio::awaitable<T>`) runs on this coroutine's executor, and always releases.
+/// Acquires `keys` (one key or several, see lock_keys), renews the lock in the background while
+/// `work(const watchdog&)` (a coroutine returning `asio::awaitable<T>`) runs on this coroutine's
+/// executor, and always releases.
 ///
 /// On loss the work is cancelled through its cancellation slot (terminal): whatever it
 /// awaits completes with operation_aborted. The result's error is then lock_lost (or
@@ -94,7 +95,8 @@ auto with_lock(client& owner, lock_keys keys, lock_options options, renewal_opti
         out.message = std::move(why);
         co_return out;
     }
-    auto [acquire_error, acquired] = co_await owner.async_acquire(std::move(keys), options, as_tuple);
+    auto [acquire_error, acquired] =
+        co_await owner.async_acquire(std::move(keys), options, as_tuple);
     if (acquire_error) {
         out.error = acquire_error;
         out.message = std::move(acquired.message);

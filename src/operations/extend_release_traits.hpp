@@ -104,8 +104,7 @@ struct release_traits {
                         const release_result&, clock::time_point now) {
         // valid_until = granting attempt's start + ttl - drift.
         const auto granted_at = held.valid_until() - (held.options().ttl - drift(held.options()));
-        m.on_release(lock_info{held.keys(), held.options().mode},
-                     error, now - granted_at);
+        m.on_release(lock_info{held.keys(), held.options().mode}, error, now - granted_at);
     }
     /// `released` counts the deletes confirmed when the release completed: nodes still
     /// pending then may delete later (docs/api.md).

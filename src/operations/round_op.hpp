@@ -199,9 +199,8 @@ private:
             // Not started (shut down before): a span of no time.
             const auto took =
                 started_at_ == clock::time_point{} ? clock::duration{} : at - started_at_;
-            report_span(*m, Traits::name,
-                        {held_.keys(), held_.options().mode}, took,
-                        error, 1, fsm_.votes().granted());
+            report_span(*m, Traits::name, {held_.keys(), held_.options().mode}, took, error, 1,
+                        fsm_.votes().granted());
         }
         completion_.complete(error, std::move(result));
     }

@@ -152,8 +152,7 @@ TEST_F(proxied_test, connections_cut_in_the_middle_of_each_operation) {
     EXPECT_EQ(ec, errc::quorum_unreachable) << failed.message;
     EXPECT_FALSE(inspector(4).get("cut-majority"));
     EXPECT_FALSE(inspector(5).get("cut-majority"));
-    EXPECT_TRUE(all_keys_gone(3s))
-        << "copies on the cut nodes expire by their TTL";
+    EXPECT_TRUE(all_keys_gone(3s)) << "copies on the cut nodes expire by their TTL";
 }
 
 TEST_F(nodes_test, a_node_paused_during_extend_does_not_stop_the_quorum) {
