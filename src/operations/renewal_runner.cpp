@@ -15,7 +15,7 @@ namespace {
 /// count (a veto only ever discounts a grant: operation::apply_quarantine) wrote it, and a
 /// node in its restart quarantine must not get it written back at every renewal while its
 /// votes do not count; a lost or late reply may have written it too. A node that forgets
-/// after this round is seen again by its started_at.
+/// after this round is seen again by its forgot_at.
 bool may_have_landed(const node_vote& vote) {
     return vote.outcome != node_outcome::refused && vote.error != errc::server_error &&
            vote.error != errc::unexpected_reply;
@@ -99,7 +99,7 @@ void renewal_runner::extend() {
     if (options_.recreate_missing) {
         std::vector<std::optional<clock::time_point>> forgot_at;
         for (std::size_t node = 0; node < impl_->node_count(); ++node) {
-            forgot_at.push_back(impl_->node(node).started_at());
+            forgot_at.push_back(impl_->node(node).forgot_at());
         }
         recreate = recreate_where(forgot_at, confirmed_at_);
     }
@@ -143,8 +143,8 @@ void renewal_runner::confirm_landed(const std::vector<node_vote>& votes, clock::
         // round's write or extend got there (or the node forgot after it, and then only
         // the write-back is missed, never a forced release undone): the commands queued
         // during a reconnect reach the new server.
-        const auto started = impl_->node(node).started_at();
-        confirmed_at_[node] = started && *started > sent ? *started : sent;
+        const auto forgot = impl_->node(node).forgot_at();
+        confirmed_at_[node] = forgot && *forgot > sent ? *forgot : sent;
     }
 }
 

@@ -67,6 +67,7 @@ public:
     /// refresh; empty until known. A changed run_id counts as a restart at the moment it was
     /// seen, and so does a changed evicted_keys (keys forgotten).
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
+    std::optional<clock::time_point> forgot_at() const noexcept override { return forgot_at_; }
     std::string_view run_id() const noexcept override { return run_id_; }
     std::string_view restarts_undetectable() const noexcept override { return info_refused_; }
     std::string_view eviction_risk() const noexcept override { return eviction_risk_; }

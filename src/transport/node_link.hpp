@@ -37,6 +37,12 @@ public:
 
     /// When the server was last (re)started, as far as the link could tell; empty until known.
     virtual std::optional<clock::time_point> started_at() const noexcept = 0;
+    /// When the link last saw the server forget keys (another run_id answered, or
+    /// evicted_keys changed), empty if it never did. Unlike started_at(), which a reconnect
+    /// places from INFO's whole-second uptime and may move later without anything forgotten,
+    /// this moves only when keys may have gone: a renewal writes a key back only where it did
+    /// after the key was last confirmed (recreate_where).
+    virtual std::optional<clock::time_point> forgot_at() const noexcept = 0;
     /// The server's run_id, empty until known. Two links with one run_id reach one server,
     /// whose vote must count once.
     virtual std::string_view run_id() const noexcept = 0;

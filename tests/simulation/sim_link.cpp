@@ -150,6 +150,7 @@ public:
     }
 
     std::optional<detail::clock::time_point> started_at() const { return started_at_; }
+    std::optional<detail::clock::time_point> forgot_at() const { return forgot_at_; }
     std::string_view run_id() const { return run_id_; }
 
     void cut(const char* why) {
@@ -537,6 +538,10 @@ std::string_view sim_link::eviction_risk() const noexcept {
 
 std::optional<detail::clock::time_point> sim_link::started_at() const noexcept {
     return core_->started_at();
+}
+
+std::optional<detail::clock::time_point> sim_link::forgot_at() const noexcept {
+    return core_->forgot_at();
 }
 
 void cut(link_core& core, const char* why) {
