@@ -142,8 +142,10 @@ struct renewal_options {
     /// deadline). Zero means interval / 5.
     std::chrono::milliseconds retry_delay{0};
     /// Off by default. When on, a renewal also re-creates the key with SET NX PX on nodes
-    /// that lost it (restarted empty, evicted), but only while the lock is still valid
-    /// locally; it never touches a key that holds another token.
+    /// that lost it by restarting empty (the client saw another run_id there since the key
+    /// was last confirmed), but only while the lock is still valid locally; it never touches
+    /// a key that holds another token. A key evicted or deleted on purpose (release --force)
+    /// stays deleted: neither says which keys went.
     bool recreate_missing = false;
 };
 

@@ -8,16 +8,18 @@
 
 namespace redlock::detail {
 
-/// Where a renewal with recreate_missing may write a missing key back: on the nodes that
-/// forgot keys (restarted, evicted: `forgot_at` is when the node's link saw that, never
-/// earlier than it happened) after the key was last confirmed there (`confirmed_at`: for the
-/// last round whose write or extend may have landed there, the later of its start and the
-/// restart the link saw meanwhile; renewal_runner). A key missing on a node that
-/// forgot nothing since was deleted on purpose (`release --force`, an operator's DEL) or
-/// expired: writing it back would undo a forced release without anybody being told, so the
-/// renewal fails there instead and the holder hears of the loss once a quorum says so.
-/// A node whose restarts are unknown (`forgot_at` empty) is never written back.
-std::vector<bool> recreate_where(const std::vector<std::optional<clock::time_point>>& forgot_at,
+/// Where a renewal with recreate_missing may write a missing key back: on the nodes whose
+/// link found another server behind the address (`restarted_at`: when the link saw the new
+/// run_id; every command it carried after that reached the new server) after the key was
+/// last confirmed there (`confirmed_at`: for the last round whose write or extend may have
+/// landed there, the later of its start and a restart the link saw meanwhile;
+/// renewal_runner). A key missing on a node that did not restart since was deleted on
+/// purpose (`release --force`, an operator's DEL), expired or evicted: an eviction does not
+/// say which keys went, so it is no reason either. Writing it back would undo a forced
+/// release without anybody being told, so the renewal fails there instead and the holder
+/// hears of the loss once a quorum says so. A node whose restarts are unknown
+/// (`restarted_at` empty) is never written back.
+std::vector<bool> recreate_where(const std::vector<std::optional<clock::time_point>>& restarted_at,
                                  const std::vector<clock::time_point>& confirmed_at);
 
 } // namespace redlock::detail

@@ -15,7 +15,7 @@ namespace {
 /// count (a veto only ever discounts a grant: operation::apply_quarantine) wrote it, and a
 /// node in its restart quarantine must not get it written back at every renewal while its
 /// votes do not count; a lost or late reply may have written it too. A node that forgets
-/// after this round is seen again by its forgot_at.
+/// after this round is seen again by its restart_seen_at.
 bool may_have_landed(const node_vote& vote) {
     return vote.outcome != node_outcome::refused && vote.error != errc::server_error &&
            vote.error != errc::unexpected_reply;
@@ -97,11 +97,11 @@ void renewal_runner::extend() {
     const auto sent = impl_->now();
     std::vector<bool> recreate;
     if (options_.recreate_missing) {
-        std::vector<std::optional<clock::time_point>> forgot_at;
+        std::vector<std::optional<clock::time_point>> restarted_at;
         for (std::size_t node = 0; node < impl_->node_count(); ++node) {
-            forgot_at.push_back(impl_->node(node).forgot_at());
+            restarted_at.push_back(impl_->node(node).restart_seen_at());
         }
-        recreate = recreate_where(forgot_at, confirmed_at_);
+        recreate = recreate_where(restarted_at, confirmed_at_);
     }
     auto on_done = [self, sent](std::error_code ec, extend_result r) {
         self->confirm_landed(r.votes, sent);
@@ -143,8 +143,8 @@ void renewal_runner::confirm_landed(const std::vector<node_vote>& votes, clock::
         // round's write or extend got there (or the node forgot after it, and then only
         // the write-back is missed, never a forced release undone): the commands queued
         // during a reconnect reach the new server.
-        const auto forgot = impl_->node(node).forgot_at();
-        confirmed_at_[node] = forgot && *forgot > sent ? *forgot : sent;
+        const auto restarted = impl_->node(node).restart_seen_at();
+        confirmed_at_[node] = restarted && *restarted > sent ? *restarted : sent;
     }
 }
 

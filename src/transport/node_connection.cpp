@@ -569,6 +569,7 @@ void node_connection::on_server_info(const redisReply* reply) {
         // later refreshes, which see the same run_id and a long uptime, must keep it there.
         started = now;
         forgot_at_ = now;
+        restart_seen_at_ = now;
         log(log_level::warning, "restarted (run_id changed): quarantined");
     } else if (evicted_keys_ && info.evicted_keys && *info.evicted_keys != *evicted_keys_) {
         // A rise is keys evicted, maybe ours; a fall is CONFIG RESETSTAT, which hides how

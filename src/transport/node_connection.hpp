@@ -67,7 +67,9 @@ public:
     /// refresh; empty until known. A changed run_id counts as a restart at the moment it was
     /// seen, and so does a changed evicted_keys (keys forgotten).
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
-    std::optional<clock::time_point> forgot_at() const noexcept override { return forgot_at_; }
+    std::optional<clock::time_point> restart_seen_at() const noexcept override {
+        return restart_seen_at_;
+    }
     std::string_view run_id() const noexcept override { return run_id_; }
     std::string_view restarts_undetectable() const noexcept override { return info_refused_; }
     std::string_view eviction_risk() const noexcept override { return eviction_risk_; }
@@ -189,6 +191,8 @@ private:
     // When keys were last seen forgotten (evicted_keys changed, or another run_id answered):
     // started_at_ is never earlier, whatever uptime later refreshes report.
     std::optional<std::chrono::steady_clock::time_point> forgot_at_;
+    // When another run_id last answered: restart_seen_at().
+    std::optional<std::chrono::steady_clock::time_point> restart_seen_at_;
     // Handlers of resolves, connects and handshakes check this first: they may complete
     // after this object is gone.
     std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);

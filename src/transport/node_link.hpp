@@ -37,12 +37,15 @@ public:
 
     /// When the server was last (re)started, as far as the link could tell; empty until known.
     virtual std::optional<clock::time_point> started_at() const noexcept = 0;
-    /// When the link last saw the server forget keys (another run_id answered, or
-    /// evicted_keys changed), empty if it never did. Unlike started_at(), which a reconnect
-    /// places from INFO's whole-second uptime and may move later without anything forgotten,
-    /// this moves only when keys may have gone: a renewal writes a key back only where it did
-    /// after the key was last confirmed (recreate_where).
-    virtual std::optional<clock::time_point> forgot_at() const noexcept = 0;
+    /// When the link last found another server behind the address (INFO's run_id changed on
+    /// a reconnect), empty if it never did. A restart breaks every connection, and the new
+    /// connection's handshake reads INFO before any command goes out, so every command the
+    /// link carries after this moment reaches that server and none before it did. Unlike
+    /// started_at(), which a reconnect places from INFO's whole-second uptime (it may move
+    /// later with no restart) and which an eviction moves too (an eviction does not say which
+    /// keys went: a missing key there may as well have been deleted on purpose), this is
+    /// what a renewal weighs before writing a missing key back (recreate_where).
+    virtual std::optional<clock::time_point> restart_seen_at() const noexcept = 0;
     /// The server's run_id, empty until known. Two links with one run_id reach one server,
     /// whose vote must count once.
     virtual std::string_view run_id() const noexcept = 0;

@@ -150,7 +150,7 @@ public:
     }
 
     std::optional<detail::clock::time_point> started_at() const { return started_at_; }
-    std::optional<detail::clock::time_point> forgot_at() const { return forgot_at_; }
+    std::optional<detail::clock::time_point> restart_seen_at() const { return restart_seen_at_; }
     std::string_view run_id() const { return run_id_; }
 
     void cut(const char* why) {
@@ -310,6 +310,7 @@ private:
         if (!run_id_.empty() && got.run_id != run_id_) {
             started = now;
             forgot_at_ = now; // kept by later refreshes, as in node_connection
+            restart_seen_at_ = now;
         } else if (evicted_keys_ && got.evicted_keys && *got.evicted_keys != *evicted_keys_) {
             forgot_at_ = now;
             SIM_TRACE(w_, who_, "evicted_keys changed: quarantined");
@@ -493,6 +494,7 @@ private:
     std::string eviction_risk_;
     std::optional<std::uint64_t> evicted_keys_;
     std::optional<detail::clock::time_point> forgot_at_;
+    std::optional<detail::clock::time_point> restart_seen_at_;
 
 public:
     std::string_view eviction_risk() const { return eviction_risk_; }
@@ -540,8 +542,8 @@ std::optional<detail::clock::time_point> sim_link::started_at() const noexcept {
     return core_->started_at();
 }
 
-std::optional<detail::clock::time_point> sim_link::forgot_at() const noexcept {
-    return core_->forgot_at();
+std::optional<detail::clock::time_point> sim_link::restart_seen_at() const noexcept {
+    return core_->restart_seen_at();
 }
 
 void cut(link_core& core, const char* why) {

@@ -53,7 +53,7 @@ public:
     std::string_view restarts_undetectable() const noexcept override;
     std::string_view eviction_risk() const noexcept override;
     std::optional<detail::clock::time_point> started_at() const noexcept override;
-    std::optional<detail::clock::time_point> forgot_at() const noexcept override;
+    std::optional<detail::clock::time_point> restart_seen_at() const noexcept override;
     const node_address& address() const noexcept override { return address_; }
 
     /// Fault injection: for the world's fault events.

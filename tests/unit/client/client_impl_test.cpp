@@ -55,7 +55,9 @@ public:
     }
     std::chrono::milliseconds patience() const { return patience_; }
     std::optional<clock::time_point> started_at() const noexcept override { return started_at_; }
-    std::optional<clock::time_point> forgot_at() const noexcept override { return forgot_at_; }
+    std::optional<clock::time_point> restart_seen_at() const noexcept override {
+        return restart_seen_at_;
+    }
     const redlock::node_address& address() const noexcept override { return address_; }
     std::string_view run_id() const noexcept override { return run_id_; }
     std::string_view restarts_undetectable() const noexcept override { return undetectable_; }
@@ -96,7 +98,7 @@ public:
     }
 
     std::optional<clock::time_point> started_at_;
-    std::optional<clock::time_point> forgot_at_;
+    std::optional<clock::time_point> restart_seen_at_;
     std::string run_id_;
     std::string undetectable_;
     std::string eviction_risk_;
@@ -211,7 +213,7 @@ public:
     /// Node `node` restarts now, as its link would find out on reconnecting.
     void restart(std::size_t node) {
         links_.at(node)->started_at_ = now_;
-        links_.at(node)->forgot_at_ = now_;
+        links_.at(node)->restart_seen_at_ = now_;
     }
     scripted_link& link(std::size_t node) { return *links_.at(node); }
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node) {
