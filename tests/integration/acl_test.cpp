@@ -124,28 +124,11 @@ private:
     redisContext* context_ = nullptr;
 };
 
-/// The quarantine counts a node's votes only once it has been up longer than the fleet's
-/// maximum TTL (2 s here, plus drift); other tests restart nodes all the time.
-void wait_until_every_node_is_up_for(std::chrono::seconds least) {
-    for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
-        ASSERT_TRUE(eventually(
-            [&] {
-                const auto info = inspector(node).run({"INFO", "server"});
-                const auto at = info.find("uptime_in_seconds:");
-                return at != std::string::npos &&
-                       std::stoll(info.substr(at + std::string("uptime_in_seconds:").size())) >=
-                           least.count();
-            },
-            least + 2s))
-            << "node " << node;
-    }
-}
-
 class acl_test : public nodes_test {
 protected:
     void SetUp() override {
         nodes_test::SetUp();
-        wait_until_every_node_is_up_for(3s);
+        ASSERT_TRUE(every_node_up_for(3s));
     }
 
     client_config user_config(int db = 0) {

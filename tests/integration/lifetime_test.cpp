@@ -1,3 +1,4 @@
+#include "support/fault_proxy.hpp"
 #include "support/fixture.hpp"
 
 #include "transport/scripts.hpp"
@@ -569,6 +570,55 @@ TEST_F(quarantine_test, a_short_ttl_client_waits_out_the_fleet_maximum_after_a_r
     EXPECT_EQ(ec, errc::nodes_quarantined) << refused.message;
     EXPECT_GT(held.lock.remaining(), 0ms) << "A's lock stands";
     a.release(held.lock, ec);
+}
+
+/// An address that comes to reach another server (a failover to a replica, a DNS or VIP
+/// change) is a restart as far as the locks it granted go, but the new server's uptime is
+/// long. The quarantine runs the fleet maximum from the moment the link saw the other run_id,
+/// also across the INFO refreshes that follow (each 1 s, each reporting that long uptime):
+/// before, the first refresh placed the "restart" at the new server's own start and its votes
+/// counted again after one second.
+TEST_F(quarantine_test, an_address_that_moves_to_a_long_running_server_waits_out_the_maximum) {
+    ASSERT_TRUE(every_node_up_for(4s)) << "the servers must be older than the maximum";
+    fault_proxy moving("127.0.0.1", static_cast<std::uint16_t>(topology::port(1)));
+    auto guarded = config();
+    guarded.quarantine.enabled = true;
+    guarded.fleet_max_ttl = 3s;
+    // Node 3 is down: the moving address decides every quorum.
+    guarded.nodes = {moving.address(), topology::addresses()[1], topology::addresses()[2]};
+    topology::stop(3);
+    blocking_client client(guarded);
+    std::error_code ec;
+    auto before = client.acquire("moving", options(1s), ec);
+    ASSERT_FALSE(ec) << "the old server is long up: " << before.message;
+    client.release(before.lock, ec);
+
+    moving.retarget(static_cast<std::uint16_t>(topology::port(4)));
+    // The first acquire may still write to the cut connection; the link reconnects lazily,
+    // and the quarantine runs from the reconnect that shows the other run_id.
+    acquire_result refused;
+    ASSERT_TRUE(eventually([&] {
+        refused = client.acquire("moving", options(1s), ec);
+        return refused.votes[0].error != errc::connection_failed;
+    }));
+    const auto seen = std::chrono::steady_clock::now();
+    EXPECT_EQ(ec, errc::nodes_quarantined) << refused.message;
+    EXPECT_EQ(refused.votes[0].error, errc::node_quarantined) << refused.votes[0].server_message;
+
+    // Past two refreshes of the new server, whose uptime is well above the maximum.
+    std::this_thread::sleep_for(2200ms);
+    auto still = client.acquire("moving", options(1s), ec);
+    ASSERT_LT(std::chrono::steady_clock::now() - seen, 3s) << "too slow to test";
+    EXPECT_EQ(ec, errc::nodes_quarantined)
+        << "counted again after the refreshes: " << still.message;
+    EXPECT_EQ(still.votes[0].error, errc::node_quarantined) << still.votes[0].server_message;
+
+    // The maximum plus drift has passed since the move was seen: it counts.
+    std::this_thread::sleep_for(3s + 500ms - (std::chrono::steady_clock::now() - seen));
+    auto later = client.acquire("moving", options(1s), ec);
+    EXPECT_FALSE(ec) << later.message;
+    EXPECT_EQ(inspector(4).get("moving"), later.lock.token()) << "granted by the new server";
+    client.release(later.lock, ec);
 }
 
 TEST_F(quarantine_test, votes_count_again_after_the_fleet_maximum) {

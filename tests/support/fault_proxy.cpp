@@ -201,6 +201,19 @@ void fault_proxy::reset_connections() {
     done.get_future().wait();
 }
 
+void fault_proxy::retarget(std::uint16_t target_port) {
+    std::promise<void> done;
+    asio::post(impl_->io, [this, target_port, &done] {
+        impl_->target.port(target_port);
+        for (auto& c : impl_->connections) {
+            c->close(true);
+        }
+        impl_->connections.clear();
+        done.set_value();
+    });
+    done.get_future().wait();
+}
+
 void fault_proxy::cut_over(mode m) {
     std::promise<void> done;
     asio::post(impl_->io, [this, m, &done] {

@@ -37,6 +37,10 @@ public:
     /// no connection carries traffic under both modes, so none swallows a request and then
     /// answers later ones (which real TCP never does).
     void cut_over(mode m);
+    /// From now on connects to another port of the same host, and cuts every open connection
+    /// in the same step: the address now reaches another server, as after a failover or a
+    /// DNS change, and no connection spans both.
+    void retarget(std::uint16_t target_port);
 
 private:
     struct impl;

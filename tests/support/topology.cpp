@@ -224,4 +224,22 @@ bool all_keys_gone(std::chrono::milliseconds limit) {
     return eventually([] { return keys_everywhere() == 0; }, limit);
 }
 
+bool every_node_up_for(std::chrono::seconds least) {
+    for (int node = 1; node <= static_cast<int>(topology::size()); ++node) {
+        const bool up = eventually(
+            [&] {
+                const auto info = inspector(node).run({"INFO", "server"});
+                const auto at = info.find("uptime_in_seconds:");
+                return at != std::string::npos &&
+                       std::stoll(info.substr(at + std::string("uptime_in_seconds:").size())) >=
+                           least.count();
+            },
+            least + std::chrono::seconds(2));
+        if (!up) {
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace redlock::test

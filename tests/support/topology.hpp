@@ -82,6 +82,10 @@ long long keys_everywhere();
 /// Waits up to `limit` for `condition`, polling; returns whether it became true.
 bool eventually(const std::function<bool()>& condition,
                 std::chrono::milliseconds limit = std::chrono::milliseconds(3000));
+/// Waits until every node has been up for at least `least` (the quarantine counts a node's
+/// votes only then; other tests restart nodes all the time); returns whether they all were
+/// within `least` plus 2 s.
+bool every_node_up_for(std::chrono::seconds least);
 /// Whether every node is empty within `limit`: a release completes at a quorum of deletes
 /// and the rest land in the background, each within its node_timeout.
 bool all_keys_gone(std::chrono::milliseconds limit = std::chrono::milliseconds(3000));
