@@ -9,6 +9,7 @@
 #include "cli/terminal.hpp"
 #include "client/client_access.hpp"
 #include "core/validate.hpp"
+#include "transport/server_info.hpp"
 #include "transport/server_text.hpp"
 
 #include <redlock/client.hpp>
@@ -48,10 +49,10 @@ struct field {
 };
 
 struct node_report {
-    bool answered = false;   ///< some reply came back (even a refusal)
-    std::string unreachable; ///< why not, when the connection failed before the deadline
-    std::map<std::string, std::string, std::less<>> info; ///< INFO's fields
-    std::optional<std::string> info_refused;              ///< how INFO was refused, when it was
+    bool answered = false;       ///< some reply came back (even a refusal)
+    std::string unreachable;     ///< why not, when the connection failed before the deadline
+    detail::info_field_map info; ///< INFO's fields
+    std::optional<std::string> info_refused; ///< how INFO was refused, when it was
     field save;
     field appendfsync;
     /// The node's TIME against this host's wall clock, read at the middle of the round trip
@@ -63,25 +64,6 @@ struct node_report {
     std::string veto; ///< why a grant would not count now, empty when it would
     std::size_t replies = 0;
 };
-
-/// INFO's `name:value` lines.
-std::map<std::string, std::string, std::less<>> info_fields(std::string_view text) {
-    std::map<std::string, std::string, std::less<>> fields;
-    while (!text.empty()) {
-        const auto end = text.find('\n');
-        auto line = text.substr(0, end);
-        text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-        if (!line.empty() && line.back() == '\r') {
-            line.remove_suffix(1);
-        }
-        const auto colon = line.find(':');
-        if (line.empty() || line.front() == '#' || colon == std::string_view::npos) {
-            continue;
-        }
-        fields.emplace(std::string(line.substr(0, colon)), std::string(line.substr(colon + 1)));
-    }
-    return fields;
-}
 
 /// A refusal: "unknown (not permitted)" for an ACL's NOPERM, else the node's words.
 field refused(std::string_view message) {
@@ -169,7 +151,7 @@ private:
         }
         if (what == info) {
             if (reply->type == REDIS_REPLY_STRING) {
-                report.info = info_fields(std::string_view(reply->str, reply->len));
+                report.info = detail::info_fields(std::string_view(reply->str, reply->len));
             }
             return;
         }

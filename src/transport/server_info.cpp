@@ -8,19 +8,6 @@
 namespace redlock::detail {
 namespace {
 
-/// The value of `field:` in an INFO reply, or empty.
-std::string_view info_field(std::string_view info, std::string_view field) {
-    for (std::size_t at = 0; at < info.size();) {
-        const auto end = std::min(info.find("\r\n", at), info.size());
-        const auto line = info.substr(at, end - at);
-        if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
-            return line.substr(field.size() + 1);
-        }
-        at = end + 2;
-    }
-    return {};
-}
-
 std::optional<std::uint64_t> number(std::string_view text) {
     std::uint64_t value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -32,16 +19,39 @@ std::optional<std::uint64_t> number(std::string_view text) {
 
 } // namespace
 
+info_field_map info_fields(std::string_view text) {
+    info_field_map fields;
+    while (!text.empty()) {
+        const auto end = text.find('\n');
+        auto line = text.substr(0, end);
+        text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+        if (!line.empty() && line.back() == '\r') {
+            line.remove_suffix(1);
+        }
+        const auto colon = line.find(':');
+        if (line.empty() || line.front() == '#' || colon == std::string_view::npos) {
+            continue;
+        }
+        fields.emplace(std::string(line.substr(0, colon)), std::string(line.substr(colon + 1)));
+    }
+    return fields;
+}
+
 server_info parse_server_info(std::string_view text) {
+    const auto fields = info_fields(text);
+    const auto info_field = [&fields](std::string_view name) -> std::string_view {
+        const auto at = fields.find(name);
+        return at == fields.end() ? std::string_view() : std::string_view(at->second);
+    };
     server_info info;
     // A run_id is 40 hex digits; anything else is kept printable and short.
-    info.run_id = printable_server_text(info_field(text, "run_id"), {});
-    const auto uptime = number(info_field(text, "uptime_in_seconds")).value_or(0);
+    info.run_id = printable_server_text(info_field("run_id"), {});
+    const auto uptime = number(info_field("uptime_in_seconds")).value_or(0);
     info.uptime_seconds = static_cast<long long>(
         std::min<std::uint64_t>(uptime, 365ULL * 24 * 3600)); // plenty for any quarantine
-    info.maxmemory = number(info_field(text, "maxmemory"));
-    info.maxmemory_policy = printable_server_text(info_field(text, "maxmemory_policy"), {});
-    info.evicted_keys = number(info_field(text, "evicted_keys"));
+    info.maxmemory = number(info_field("maxmemory"));
+    info.maxmemory_policy = printable_server_text(info_field("maxmemory_policy"), {});
+    info.evicted_keys = number(info_field("evicted_keys"));
     return info;
 }
 

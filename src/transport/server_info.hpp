@@ -2,6 +2,8 @@
 #define REDLOCK_SRC_TRANSPORT_SERVER_INFO_HPP
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +23,12 @@ struct server_info {
     std::string maxmemory_policy;           ///< printable and short
     std::optional<std::uint64_t> evicted_keys;
 };
+
+/// Every `name:value` line of an INFO reply's text (section headers, blank lines and lines
+/// without a colon skipped; lines end in CRLF or LF; a repeated name keeps its first value),
+/// exactly as sent: what the connection compares and what `redlock nodes` shows.
+using info_field_map = std::map<std::string, std::string, std::less<>>;
+info_field_map info_fields(std::string_view text);
 
 /// The fields of an INFO reply's text; absent or malformed fields stay empty. Its text
 /// fields are made printable and short, but no secret is cut out of them: they are compared

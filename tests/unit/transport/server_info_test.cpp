@@ -5,6 +5,7 @@
 namespace {
 
 using redlock::detail::eviction_risk;
+using redlock::detail::info_fields;
 using redlock::detail::parse_server_info;
 
 // The lines Redis 7.0 sends for `INFO server memory stats` that matter here, among others
@@ -14,6 +15,17 @@ constexpr const char* evicting_node =
     "uptime_in_seconds:42\r\n\r\n# Memory\r\nused_memory:1000\r\nmaxmemory:3145728\r\n"
     "maxmemory_human:3.00M\r\nmaxmemory_policy:volatile-ttl\r\n\r\n# Stats\r\n"
     "expired_keys:5\r\nevicted_keys:23\r\nevicted_clients:0\r\n";
+
+TEST(server_info, fields_are_every_name_value_line_as_sent) {
+    const auto fields = info_fields("# Server\r\nrun_id:abc\r\n\r\nno colon here\r\n"
+                                    "redis_mode:standalone\nrun_id:second\r\n"
+                                    "maxmemory_policy:a:b\r\n");
+    EXPECT_EQ(fields.size(), 3u);
+    EXPECT_EQ(fields.at("run_id"), "abc") << "a repeated name keeps its first value";
+    EXPECT_EQ(fields.at("redis_mode"), "standalone") << "a line may end in LF alone";
+    EXPECT_EQ(fields.at("maxmemory_policy"), "a:b") << "the value runs to the line's end";
+    EXPECT_TRUE(info_fields("").empty());
+}
 
 TEST(server_info, reads_identity_memory_limit_policy_and_evictions) {
     const auto info = parse_server_info(evicting_node);
