@@ -1,5 +1,5 @@
 // No server: the costs the library adds around the network.
-#include "client/token.hpp"
+#include "runtime/token.hpp"
 #include "core/acquire_fsm.hpp"
 #include "transport/commands.hpp"
 

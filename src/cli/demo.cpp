@@ -3,7 +3,7 @@
 // under each lock strategy. Whatever the numbers are, they are measured, not scripted.
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
-#include "client/environment.hpp"
+#include "runtime/environment.hpp"
 #include "transport/scripts.hpp"
 
 #include <redlock/blocking_client.hpp>

@@ -1,6 +1,6 @@
 #include "redlock/client.hpp"
 
-#include "client/client_impl.hpp"
+#include "runtime/client_impl.hpp"
 #include "core/validate.hpp"
 #include "operations/acquire_op.hpp"
 #include "operations/extend_release_traits.hpp"

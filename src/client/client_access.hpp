@@ -1,7 +1,7 @@
 #ifndef REDLOCK_SRC_CLIENT_CLIENT_ACCESS_HPP
 #define REDLOCK_SRC_CLIENT_CLIENT_ACCESS_HPP
 
-#include "client/client_impl.hpp"
+#include "runtime/client_impl.hpp"
 
 #include "redlock/client.hpp"
 

@@ -1,7 +1,7 @@
 #ifndef REDLOCK_SRC_EXTEND_RELEASE_TRAITS_HPP
 #define REDLOCK_SRC_EXTEND_RELEASE_TRAITS_HPP
 
-#include "client/client_impl.hpp"
+#include "runtime/client_impl.hpp"
 #include "core/extend_fsm.hpp"
 #include "core/release_fsm.hpp"
 #include "transport/scripts.hpp"

@@ -1,7 +1,7 @@
 #ifndef REDLOCK_SRC_OPERATION_HPP
 #define REDLOCK_SRC_OPERATION_HPP
 
-#include "client/client_impl.hpp"
+#include "runtime/client_impl.hpp"
 #include "core/validity.hpp"
 #include "transport/commands.hpp"
 #include "transport/node_reply.hpp"

@@ -1,7 +1,7 @@
 #ifndef REDLOCK_SRC_RENEWAL_RUNNER_HPP
 #define REDLOCK_SRC_RENEWAL_RUNNER_HPP
 
-#include "client/client_impl.hpp"
+#include "runtime/client_impl.hpp"
 #include "core/renewal_fsm.hpp"
 #include "operations/completion.hpp"
 

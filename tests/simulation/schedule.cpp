@@ -4,8 +4,8 @@
 #include "sim_subscriber.hpp"
 
 #include "client/client_access.hpp"
-#include "client/client_impl.hpp"
-#include "client/environment.hpp"
+#include "runtime/client_impl.hpp"
+#include "runtime/environment.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 

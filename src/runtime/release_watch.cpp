@@ -1,4 +1,4 @@
-#include "client/release_watch.hpp"
+#include "runtime/release_watch.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
-#include "client/environment.hpp"
+#include "runtime/environment.hpp"
 
-#include "client/token.hpp"
-#include "operations/asio_time_source.hpp"
+#include "runtime/token.hpp"
+#include "runtime/asio_time_source.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/subscriber_connection.hpp"
 #include "transport/tls_context.hpp"

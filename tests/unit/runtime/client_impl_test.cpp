@@ -1,4 +1,4 @@
-#include "client/client_impl.hpp"
+#include "runtime/client_impl.hpp"
 
 #include "client/client_access.hpp"
 #include "redlock/watchdog.hpp"

@@ -1,14 +1,14 @@
-#ifndef REDLOCK_SRC_CLIENT_IMPL_HPP
-#define REDLOCK_SRC_CLIENT_IMPL_HPP
+#ifndef REDLOCK_SRC_RUNTIME_CLIENT_IMPL_HPP
+#define REDLOCK_SRC_RUNTIME_CLIENT_IMPL_HPP
 
-#include "client/environment.hpp"
-#include "client/fence_floors.hpp"
-#include "client/release_watch.hpp"
+#include "runtime/environment.hpp"
+#include "runtime/fence_floors.hpp"
+#include "runtime/release_watch.hpp"
 #include "core/held_locks.hpp"
 #include "core/server_identities.hpp"
 #include "core/validity.hpp"
-#include "operations/renewal_timers.hpp"
-#include "operations/time_source.hpp"
+#include "runtime/renewal_timers.hpp"
+#include "runtime/time_source.hpp"
 #include "transport/node_link.hpp"
 
 #include "redlock/config.hpp"

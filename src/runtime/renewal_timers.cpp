@@ -1,4 +1,4 @@
-#include "operations/renewal_timers.hpp"
+#include "runtime/renewal_timers.hpp"
 
 #include <vector>
 

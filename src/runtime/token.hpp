@@ -1,5 +1,5 @@
-#ifndef REDLOCK_SRC_TOKEN_HPP
-#define REDLOCK_SRC_TOKEN_HPP
+#ifndef REDLOCK_SRC_RUNTIME_TOKEN_HPP
+#define REDLOCK_SRC_RUNTIME_TOKEN_HPP
 
 #include <array>
 #include <cstddef>

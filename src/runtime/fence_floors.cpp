@@ -1,4 +1,4 @@
-#include "client/fence_floors.hpp"
+#include "runtime/fence_floors.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "client/token.hpp"
+#include "runtime/token.hpp"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "operations/asio_time_source.hpp"
+#include "runtime/asio_time_source.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 

@@ -1,8 +1,8 @@
-#ifndef REDLOCK_SRC_RENEWAL_TIMERS_HPP
-#define REDLOCK_SRC_RENEWAL_TIMERS_HPP
+#ifndef REDLOCK_SRC_RUNTIME_RENEWAL_TIMERS_HPP
+#define REDLOCK_SRC_RUNTIME_RENEWAL_TIMERS_HPP
 
 #include "core/validity.hpp"
-#include "operations/time_source.hpp"
+#include "runtime/time_source.hpp"
 
 #include <map>
 #include <memory>
