@@ -19,9 +19,17 @@ work=${MUTANTS_DIR:-/tmp/redlock-mutants}
 copy=$work/src
 build=$work/build
 mkdir -p "$copy"
-# The tree as it is now (committed or not), without build directories and git's own.
+# The tree as it is now (committed or not), without build directories and git's own. Only
+# files whose contents differ are replaced, with a new mtime: an older copy's build then
+# rebuilds exactly what changed (keeping a source's mtime could leave stale objects).
+rm -rf "$work/incoming" && mkdir -p "$work/incoming"
 tar -C "$root" --exclude='./build*' --exclude=./.git --exclude=./compose/.local -cf - . |
-  tar -C "$copy" -xf -
+  tar -C "$work/incoming" -xf -
+(cd "$work/incoming" && find . -type f -print0) | while IFS= read -r -d '' f; do
+  if ! cmp -s "$work/incoming/$f" "$copy/$f"; then
+    mkdir -p "$copy/$(dirname "$f")" && cp "$work/incoming/$f" "$copy/$f"
+  fi
+done
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 if [[ ! -f $build/build.ninja ]]; then
