@@ -1,5 +1,6 @@
 #include "history.hpp"
 
+#include "redlock/error.hpp"
 #include "transport/scripts.hpp"
 
 #include <algorithm>
@@ -25,9 +26,11 @@ std::string mode_of(lock_mode mode, unsigned permits) {
 }
 
 /// Holders that may hold the key at the same time: readers with readers, permit holders
-/// with permit holders (counted apart).
-bool may_overlap(lock_mode a, lock_mode b) {
-    return a == b && a != lock_mode::exclusive;
+/// of one permit count with each other (counted apart). Two counts exclude each other: a
+/// node's hash has one mode, and a holder of the other count gets lock_mismatch there.
+bool may_overlap(lock_mode a, unsigned permits_a, lock_mode b, unsigned permits_b) {
+    return a == b && a != lock_mode::exclusive &&
+           (a == lock_mode::shared || permits_a == permits_b);
 }
 
 } // namespace
@@ -246,6 +249,52 @@ void history::on_send(int client, int node, const std::vector<std::string>& args
     }
 }
 
+void history::mismatch_heard(int client, int node, const std::vector<std::string>& args,
+                             real_ns sent_at) {
+    const bool eval = args.size() >= 4 && (args[0] == "EVAL" || args[0] == "EVALSHA");
+    const auto keys = eval ? std::strtoul(args[2].c_str(), nullptr, 10) : 0;
+    if (!eval || keys >= args.size() - 3) {
+        return;
+    }
+    auto& m =
+        mismatches_.try_emplace(args[3 + keys], mismatches{client, world_.now(), {}}).first->second;
+    m.nodes.emplace(node, world_.now() - sent_at);
+}
+
+void history::acquire_ended(int client, real_ns started, real_ns node_timeout, std::error_code ec) {
+    for (auto it = mismatches_.begin(); it != mismatches_.end();) {
+        const auto& m = it->second;
+        if (m.client != client || m.first < started) {
+            ++it;
+            continue;
+        }
+        // Answers well inside the node_timeout (the client's clock runs within 0.25 % of
+        // real time): votes of the attempt, not late replies.
+        const auto in_time = std::count_if(m.nodes.begin(), m.nodes.end(), [&](const auto& n) {
+            return n.second < node_timeout - node_timeout / 100;
+        });
+        // While its process was paused, the client's timer and the answers are both due at
+        // its resume, in either order: the answers may come too late for the attempt.
+        bool paused = false;
+        for (const auto& p : pauses_[static_cast<std::size_t>(client)]) {
+            paused |= p.from <= world_.now() && p.to >= m.first;
+        }
+        // Every node: where a minority answers otherwise (refused, failed, vetoed), the
+        // attempt may be decided as impossible before the quorum of mismatches is complete
+        // (the library decides at "quorum impossible" without waiting), see README.
+        if (static_cast<std::size_t>(in_time) == nodes_ && !paused && ec != errc::lock_mismatch &&
+            ec != errc::cancelled) {
+            violation("(q) lock_mismatch silent",
+                      "c" + std::to_string(client) + "'s attempt with token " +
+                          it->first.substr(0, 8) + " heard REDLOCK_MISMATCH from " +
+                          std::to_string(in_time) + " of " + std::to_string(nodes_) +
+                          " nodes in time, and its acquire ended with " +
+                          (ec ? ec.message() : std::string("a grant")));
+        }
+        it = mismatches_.erase(it);
+    }
+}
+
 void history::deleted(int node, const std::string& key, const std::string& token) {
     for (std::size_t id = 0; id < holders_.size(); ++id) {
         const auto& h = holders_[id];
@@ -350,7 +399,7 @@ void history::check_end() {
             for (std::size_t j = i + 1; j < times.size(); ++j) {
                 const auto& a = holders_[static_cast<std::size_t>(times[i].first)];
                 const auto& b = holders_[static_cast<std::size_t>(times[j].first)];
-                if (a.token == b.token || may_overlap(a.mode, b.mode)) {
+                if (a.token == b.token || may_overlap(a.mode, a.permits, b.mode, b.permits)) {
                     continue;
                 }
                 for (const auto& wa : times[i].second) {
@@ -366,29 +415,30 @@ void history::check_end() {
                 }
             }
         }
-        // (a) for permits: never more holders at once than the semaphore has permits.
-        std::vector<std::pair<real_ns, int>> edges; // -1 (an end) sorts before +1 (a start)
-        unsigned permits = 0;
+        // (a) for permits: never more holders of one permit count at once than that count
+        // (holders of two counts never overlap at all, above).
+        std::map<unsigned, std::vector<std::pair<real_ns, int>>> edges_of; // -1 before +1
         for (const auto& [id, ws] : times) {
             const auto& h = holders_[static_cast<std::size_t>(id)];
             if (h.mode != lock_mode::permit) {
                 continue;
             }
-            permits = permits == 0 ? h.permits : std::min(permits, h.permits);
             for (const auto& wnd : ws) {
-                edges.emplace_back(wnd.from, 1);
-                edges.emplace_back(wnd.to, -1);
+                edges_of[h.permits].emplace_back(wnd.from, 1);
+                edges_of[h.permits].emplace_back(wnd.to, -1);
             }
         }
-        std::sort(edges.begin(), edges.end());
-        int at_once = 0;
-        for (const auto& [t, step] : edges) {
-            at_once += step;
-            if (at_once > static_cast<int>(permits)) {
-                violation("(a) more holders than permits",
-                          std::to_string(at_once) + " permit holders of " + key + " at " +
-                              fmt_time(t) + ", " + std::to_string(permits) + " permits");
-                break;
+        for (auto& [permits, edges] : edges_of) {
+            std::sort(edges.begin(), edges.end());
+            int at_once = 0;
+            for (const auto& [t, step] : edges) {
+                at_once += step;
+                if (at_once > static_cast<int>(permits)) {
+                    violation("(a) more holders than permits",
+                              std::to_string(at_once) + " permit holders of " + key + " at " +
+                                  fmt_time(t) + ", " + std::to_string(permits) + " permits");
+                    break;
+                }
             }
         }
         // (b): in grant order, among holders that were ever valid.
@@ -411,7 +461,7 @@ void history::check_end() {
                 const auto& cur = holders_[static_cast<std::size_t>(fenced[j].second)];
                 // Two readers (or permit holders) raised concurrently may be told of their
                 // grants in either order: their tokens need only differ.
-                const bool ordered = !may_overlap(prev.mode, cur.mode);
+                const bool ordered = !may_overlap(prev.mode, prev.permits, cur.mode, cur.permits);
                 if (ordered ? cur.fence <= prev.fence : cur.fence == prev.fence) {
                     violation("(b) fencing token not increasing", describe(fenced[j].second) +
                                                                       " granted after " +

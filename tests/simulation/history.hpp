@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace redlock::sim {
@@ -37,6 +38,11 @@ namespace redlock::sim {
 ///     hold that a force release deleted on a node that forgot nothing since (checked by the
 ///     nodes); a holder whose hold a force release deleted anywhere is no longer protected
 ///     for (a) from that delete on.
+/// (o), (p) checked by the nodes (sim_node::on_violation).
+/// (q) lock_mismatch is never silent: an acquire one of whose attempts heard REDLOCK_MISMATCH
+///     (the key holds a lock of another kind or permit count, or what is no lock) from every
+///     node within its node_timeout (a late answer is no vote), its process not paused
+///     meanwhile, ends with errc::lock_mismatch, unless it was cancelled.
 /// (m) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
 ///     than its backoff's end, whatever happened to the release notifications (lost,
 ///     delayed, subscriber cut), unless its process was paused meanwhile.
@@ -90,6 +96,15 @@ public:
     /// (k): an acquire `op` of `client` sleeps until `bound_local` at the latest, or (bound
     /// empty) stopped sleeping now.
     void sleep(int client, const void* op, std::optional<std::int64_t> bound_local);
+
+    /// (q): the client heard REDLOCK_MISMATCH now from `node` for the acquire command `args`
+    /// it sent at `sent_at`.
+    void mismatch_heard(int client, int node, const std::vector<std::string>& args,
+                        real_ns sent_at);
+    /// (q): an acquire of `client` with this node_timeout, started at `started`, ended now
+    /// with `ec`.
+    void acquire_ended(int client, real_ns started, real_ns node_timeout, std::error_code ec);
+    void set_node_count(std::size_t nodes) { nodes_ = nodes; }
 
     /// Every command any link sends: for (g).
     void on_send(int client, int node, const std::vector<std::string>& args);
@@ -160,6 +175,15 @@ private:
         std::int64_t bound_local;
     };
     std::map<const void*, sleeper> sleeping_;
+    /// (q): per attempt (its token), who heard REDLOCK_MISMATCH from which nodes, first when.
+    struct mismatches {
+        int client;
+        real_ns first;
+        /// Each node's answer: how long after its command was sent it came.
+        std::map<int, real_ns> nodes;
+    };
+    std::map<std::string, mismatches> mismatches_;
+    std::size_t nodes_ = 0;
 };
 
 } // namespace redlock::sim

@@ -263,6 +263,22 @@ scenario make_scenario(world& w, int forced_profile) {
                 }
             }
         }
+        // One family schedule in four has a client that disagrees on a semaphore's permit
+        // count (a misconfiguration): where a quorum holds the other count, its acquire must
+        // end with lock_mismatch, and the two counts never hold the key at once (a). Drawn
+        // after everything above, so that the other family schedules stay what they were.
+        const auto disagrees = family() % 4 == 0;
+        const auto client = family() % static_cast<std::uint64_t>(clients);
+        for (std::size_t k = 0; disagrees && k < permits.size(); ++k) {
+            if (permits[k] == 0) {
+                continue;
+            }
+            for (auto& op : s.ops[client]) {
+                if (op.key == "k" + std::to_string(k)) {
+                    op.lock.permits = permits[k] % 3 + 1;
+                }
+            }
+        }
     }
 
     // One schedule in six force-releases a key of the workload from one client, as an
@@ -275,6 +291,9 @@ scenario make_scenario(world& w, int forced_profile) {
         f.client = static_cast<int>(forcer() % static_cast<std::uint64_t>(clients));
         f.at = static_cast<real_ns>(forcer() % static_cast<std::uint64_t>(horizon + 1));
         f.key = "k" + std::to_string(forcer() % static_cast<std::uint64_t>(keys));
+        // Half of them name the key's fencing counter as well (drawn last, so that the
+        // force releases of other seeds stay what they were): not lock state, left alone (p).
+        f.with_counter = forcer() % 2 == 0;
         s.faults.push_back(f);
     }
 

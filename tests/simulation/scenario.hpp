@@ -66,6 +66,9 @@ struct fault {
     /// workload), while that release's slowest deletes are still on their way.
     bool after_release = false;
     std::string key;
+    /// force_release: the operator names the key's fencing counter too, which
+    /// force_release.lua must leave alone (its tokens keep increasing after the unlock).
+    bool with_counter = false;
 };
 
 /// Everything a seed decides before the schedule runs.

@@ -4,6 +4,7 @@
 #include "sim_subscriber.hpp"
 
 #include "client/client_access.hpp"
+#include "redlock/fencing.hpp"
 #include "runtime/client_impl.hpp"
 #include "runtime/environment.hpp"
 
@@ -75,6 +76,10 @@ schedule::schedule(std::uint64_t seed, bool tracing)
         nodes_.back()->on_force_delete = [this](const std::string&, const std::string& token) {
             h_.force_deleted(token);
         };
+        nodes_.back()->on_violation = [this](const std::string& invariant,
+                                             const std::string& what) {
+            h_.violation(invariant, what);
+        };
         nodes_.back()->on_forced_recreate = [this, n](const std::string& key,
                                                       const std::string& token) {
             h_.violation("(n) a renewal undid a force release",
@@ -84,6 +89,7 @@ schedule::schedule(std::uint64_t seed, bool tracing)
                              "since");
         };
     }
+    h_.set_node_count(nodes_.size());
     const int clients = static_cast<int>(sc_.ops.size());
     w_.add_clients(clients);
     clients_.resize(static_cast<std::size_t>(clients));
@@ -219,10 +225,15 @@ void schedule::schedule_fault(const fault& f) {
             if (slot.close_called) {
                 return;
             }
-            SIM_TRACE(w_, who(f.client), "force release of " + f.key);
+            std::vector<std::string> keys{f.key};
+            if (f.with_counter) {
+                keys.push_back(fencing_counter_key(f.key));
+            }
+            SIM_TRACE(w_, who(f.client),
+                      "force release of " + f.key + (f.with_counter ? " and its counter" : ""));
             const auto call = h_.issue();
             slot.client->async_force_release(
-                {f.key}, std::chrono::milliseconds(200),
+                std::move(keys), std::chrono::milliseconds(200),
                 [this, f, call](std::error_code ec, const release_result& r) {
                     h_.completed(call, "force_release");
                     SIM_TRACE(w_, who(f.client),

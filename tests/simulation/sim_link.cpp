@@ -439,6 +439,9 @@ private:
             }
             self->inflight_.pop_front();
             p->done = true;
+            if (resp.starts_with("-REDLOCK_MISMATCH")) {
+                self->h_.mismatch_heard(self->client_, self->node_.id(), p->args, p->sent_at);
+            }
             boost::asio::post(self->strand_, [p, resp] {
                 const parsed r(resp);
                 detail::node_reply reply;

@@ -655,9 +655,19 @@ sim_reply sim_node::eval(const args_t& a, bool by_sha) {
     }
     const std::span<const std::string> keys(a.begin() + 3, keys_end);
     const std::span<const std::string> argv(keys_end, a.end());
+    // (o): a reader's acquire where a writer's mark is ahead must be refused.
+    const bool reader_past_mark = sha == detail::holders_acquire_script.sha1 && argv.size() >= 3 &&
+                                  argv[2] == "shared" && !keys.empty() &&
+                                  writer_mark_ahead(keys[0]);
     running_ = {&sha, argv.empty() ? nullptr : &argv[0], !by_sha};
     auto out = lua_scripts::shared().run(sha, keys, argv, *this);
     running_ = {};
+    if (reader_past_mark && out.kind != sim_reply::type::nil &&
+        out.kind != sim_reply::type::error && on_violation) {
+        on_violation("(o) a reader passed a waiting writer's mark",
+                     name() + " granted reader " + argv[0].substr(0, 8) + " of " + keys[0] +
+                         " while a writer's mark stood there next to an unexpired reader");
+    }
     if (faults_.lies_about_counter && sha == detail::acquire_script.sha1 &&
         out.kind == sim_reply::type::bulk) {
         out = sim_reply::bulk("18446744073709551614");
@@ -665,7 +675,52 @@ sim_reply sim_node::eval(const args_t& a, bool by_sha) {
     return out;
 }
 
+bool sim_node::writer_mark_ahead(const std::string& key) {
+    const auto* e = find(key);
+    if (!e || e->type != kind::hash) {
+        return false;
+    }
+    // As the scripts read a holder's deadline: up to 15 digits, milliseconds on this node.
+    const auto now = time_ms();
+    const auto ahead = [now](const std::string& value) {
+        long long d = 0;
+        return value.size() <= 15 && !value.empty() &&
+               value.find_first_not_of("0123456789") == std::string::npos && parse_int(value, d) &&
+               d > now;
+    };
+    bool shared = false;
+    bool mark = false;
+    bool reader = false;
+    for (const auto& [field, value] : e->fields) {
+        if (field == "mode") {
+            shared = value == "shared";
+        } else if (field == "writer_waiting") {
+            mark = ahead(value);
+        } else {
+            reader |= ahead(value);
+        }
+    }
+    return shared && mark && reader;
+}
+
 void sim_node::note_force_delete(const std::string& key, const entry& e) {
+    // (p): lock state only. Strings of a lock always have an expiry; a lock hash says its
+    // kind in `mode`.
+    bool lock_state = e.type == kind::string && e.expire_us >= 0;
+    if (e.type == kind::hash) {
+        for (const auto& [field, value] : e.fields) {
+            long long permits = 0;
+            lock_state |= field == "mode" &&
+                          (value == "shared" ||
+                           (parse_int(value, permits) && permits >= 1 && permits <= 1000000));
+        }
+    }
+    if (!lock_state && on_violation) {
+        on_violation("(p) a force release deleted what is no lock",
+                     name() + " deleted " + key + ", " +
+                         (e.type == kind::string ? "a string without expiry (a fencing counter?)"
+                                                 : "not a lock"));
+    }
     // force_release.lua deletes only lock strings (the value is the holder's token) and lock
     // hashes (a field per holder, next to `mode` and a writer's pending mark).
     const auto record = [&](const std::string& token) {

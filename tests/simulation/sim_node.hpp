@@ -79,6 +79,14 @@ public:
     void unsubscribe(const std::string& channel, std::uint64_t subscriber);
     void unsubscribe_all(std::uint64_t subscriber);
 
+    /// Invariants the node checks on what the scripts do to its keyspace:
+    /// (o) no reader joins a readers' hash while a writer's mark is ahead there next to an
+    ///     unexpired reader (the mark keeps new readers out until it passes or the last
+    ///     reader goes);
+    /// (p) force_release.lua deletes lock state only: a string with an expiry or a hash
+    ///     whose mode is "shared" or a permit count, never a fencing counter or other data.
+    std::function<void(const std::string& invariant, const std::string& what)> on_violation;
+
     /// Diagnoses for the report: patterns of known defects seen on the node.
     std::function<void(const std::string&)> on_note;
 
@@ -210,6 +218,8 @@ private:
     /// sent_before_connect): a write-back of one after a force release is the residue that
     /// docs/safety.md names, noted rather than failed.
     std::set<std::pair<std::string, std::string>> written_across_reconnect_;
+    /// (o): whether a writer's mark stands on `key` next to an unexpired reader now.
+    bool writer_mark_ahead(const std::string& key);
     /// The hook of cmd_del under force_release.lua: records each hold of `e` it deletes.
     void note_force_delete(const std::string& key, const entry& e);
     /// The hooks of a SET or HSET writing `token`'s hold of `key`: the write across a

@@ -179,6 +179,7 @@ asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, 
         });
     }
     SIM_TRACE(w_, who(c), what + options_text(op));
+    const auto started = w_.now();
     auto acquired = co_await tracked<client::acquire_signature>(
         h_, "acquire", sig->slot(), [&cl, &op](auto handler) {
             if (op.more_keys.empty()) {
@@ -192,6 +193,9 @@ asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, 
     const auto ec = std::get<0>(acquired);
     const auto& r = std::get<1>(acquired);
     SIM_TRACE(w_, who(c), "acquire -> " + (ec ? ec.message() + ": " + r.message : "ok"));
+    h_.acquire_ended(
+        c, started,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(op.lock.node_timeout).count(), ec);
     if (ec) {
         co_return std::nullopt;
     }
