@@ -130,6 +130,15 @@ acquire_action acquire_fsm::decide(clock::time_point now) {
         return fail_attempt(errc::lock_mismatch, now, true);
     }
     if (votes_.impossible()) {
+        // A quorum holding what is no lock of this kind ends the acquire (lock_mismatch, never
+        // retried); deciding at "impossible" could end the attempt before the rest of that
+        // quorum answered, and the acquire would retry against it as if it were contention.
+        // So while the mismatches heard and the votes still out could make a quorum, the
+        // attempt waits for them, at most until its deadline. Only after a mismatch: the
+        // usual attempt is still decided as soon as a quorum is out of reach.
+        if (mismatched_ > 0 && mismatched_ + votes_.pending() >= votes_.quorum()) {
+            return {};
+        }
         return fail_attempt(votes_.refusals_decide() ? errc::contention : errc::quorum_unreachable,
                             now, true);
     }

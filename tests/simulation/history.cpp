@@ -279,11 +279,10 @@ void history::acquire_ended(int client, real_ns started, real_ns node_timeout, s
         for (const auto& p : pauses_[static_cast<std::size_t>(client)]) {
             paused |= p.from <= world_.now() && p.to >= m.first;
         }
-        // Every node: where a minority answers otherwise (refused, failed, vetoed), the
-        // attempt may be decided as impossible before the quorum of mismatches is complete
-        // (the library decides at "quorum impossible" without waiting), see README.
-        if (static_cast<std::size_t>(in_time) == nodes_ && !paused && ec != errc::lock_mismatch &&
-            ec != errc::cancelled) {
+        // A quorum: once a mismatch is heard, the attempt waits for the votes still out while
+        // they could make a quorum of mismatches (acquire_fsm::decide).
+        if (static_cast<std::size_t>(in_time) >= nodes_ / 2 + 1 && !paused &&
+            ec != errc::lock_mismatch && ec != errc::cancelled) {
             violation("(q) lock_mismatch silent",
                       "c" + std::to_string(client) + "'s attempt with token " +
                           it->first.substr(0, 8) + " heard REDLOCK_MISMATCH from " +

@@ -100,10 +100,47 @@ TEST(acquire_fsm, a_minority_holding_no_lock_is_retried) {
     fsm.on_mismatch(0);
     fsm.on_set_reply(1, 0, node_outcome::failed, h.now);
     fsm.on_set_reply(1, 1, node_outcome::refused, h.now);
-    EXPECT_EQ(fsm.on_set_reply(1, 2, node_outcome::refused, h.now).what, kind::send_cleanup);
+    // Out of reach, but the two votes still out could make a quorum of mismatches with
+    // node 0's: the attempt waits for them.
+    EXPECT_EQ(fsm.on_set_reply(1, 2, node_outcome::refused, h.now).what, kind::wait);
+    EXPECT_EQ(fsm.on_set_reply(1, 3, node_outcome::refused, h.now).what, kind::send_cleanup);
     fsm.on_cleanup_sent(h.now);
-    fsm.on_cleanup_reply(1, 3, h.now);
-    EXPECT_EQ(fsm.on_cleanup_reply(1, 4, h.now).what, kind::sleep);
+    EXPECT_EQ(fsm.on_cleanup_reply(1, 4, h.now).what, kind::sleep) << "node 4 was still out";
+}
+
+TEST(acquire_fsm, a_quorum_of_mismatches_behind_a_refusal_still_ends_the_wait) {
+    // Nodes 0 and 1 hold no lock of this kind, node 2 refuses: a quorum is out of reach, and
+    // deciding there would retry as contention while nodes 3 and 4 hold the same mismatch.
+    harness h;
+    h.options.retry.max_attempts = 0;
+    h.options.retry.wait_budget = 60s;
+    auto fsm = h.make();
+    fsm.start(h.now);
+    for (std::size_t n = 0; n < 2; ++n) {
+        fsm.on_mismatch(n);
+        EXPECT_EQ(fsm.on_set_reply(1, n, node_outcome::failed, h.now).what, kind::wait);
+    }
+    EXPECT_EQ(fsm.on_set_reply(1, 2, node_outcome::refused, h.now).what, kind::wait);
+    fsm.on_mismatch(3);
+    EXPECT_EQ(fsm.on_set_reply(1, 3, node_outcome::failed, h.now).what, kind::send_cleanup);
+    fsm.on_cleanup_sent(h.now);
+    const auto a = fsm.on_cleanup_reply(1, 4, h.now);
+    ASSERT_EQ(a.what, kind::done);
+    EXPECT_EQ(a.error, errc::lock_mismatch);
+    EXPECT_EQ(fsm.attempt(), 1u);
+}
+
+TEST(acquire_fsm, after_a_mismatch_the_wait_ends_at_the_attempt_deadline) {
+    harness h;
+    h.options.retry.max_attempts = 1;
+    auto fsm = h.make();
+    fsm.start(h.now);
+    fsm.on_mismatch(0);
+    fsm.on_set_reply(1, 0, node_outcome::failed, h.now);
+    fsm.on_set_reply(1, 1, node_outcome::refused, h.now);
+    EXPECT_EQ(fsm.on_set_reply(1, 2, node_outcome::refused, h.now).what, kind::wait);
+    // Nodes 3 and 4 never answer: the deadline decides, as without a mismatch.
+    EXPECT_EQ(fsm.on_deadline(h.now + 1s).what, kind::send_cleanup);
 }
 
 TEST(acquire_fsm, late_replies_after_success_change_nothing) {
