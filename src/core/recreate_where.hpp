@@ -9,10 +9,11 @@
 namespace redlock::detail {
 
 /// Where a renewal with recreate_missing may write a missing key back: on the nodes whose
-/// link found another server behind the address (`restarted_at`: when the link saw the new
-/// run_id; every command it carried after that reached the new server) after the key was
-/// last confirmed there (`confirmed_at`: for the last round whose write or extend may have
-/// landed there, the later of its start and a restart the link saw meanwhile;
+/// link found another server behind the address (`restarted_at`: the break of the
+/// connection before the one that saw the new run_id; every command sent after it reached
+/// the new server or nothing, every one sent before it did not) after the key was last
+/// confirmed there (`confirmed_at`: for the last round whose write or extend may have
+/// landed there, the later of its start and such a restart placed meanwhile;
 /// renewal_runner). A key missing on a node that did not restart since was deleted on
 /// purpose (`release --force`, an operator's DEL), expired or evicted: an eviction does not
 /// say which keys went, so it is no reason either. Writing it back would undo a forced

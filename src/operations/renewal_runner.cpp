@@ -14,11 +14,24 @@ namespace {
 /// a sure no (the script answered 0, or failed with nothing written). A grant that did not
 /// count (a veto only ever discounts a grant: operation::apply_quarantine) wrote it, and a
 /// node in its restart quarantine must not get it written back at every renewal while its
-/// votes do not count; a lost or late reply may have written it too. A node that forgets
-/// after this round is seen again by its restart_seen_at.
-bool may_have_landed(const node_vote& vote) {
-    return vote.outcome != node_outcome::refused && vote.error != errc::server_error &&
-           vote.error != errc::unexpected_reply;
+/// votes do not count; a lost or late reply may have written it too, but only where the
+/// round asked for a write-back (`rewrote`): an extend cannot bring back a missing key, and
+/// one that failed unsent (a reconnect backing off after the restart) confirms nothing, or
+/// the write-back that restart calls for would never come. A node that forgets after this
+/// round is seen again by its restart_seen_at.
+bool may_have_landed(const node_vote& vote, bool rewrote) {
+    if (vote.outcome == node_outcome::granted) {
+        return true;
+    }
+    if (vote.outcome == node_outcome::refused || vote.error == errc::server_error ||
+        vote.error == errc::unexpected_reply) {
+        return false;
+    }
+    const bool unanswered = vote.outcome == node_outcome::pending ||
+                            vote.error == errc::connection_failed ||
+                            vote.error == errc::node_timeout || vote.error == errc::cancelled ||
+                            vote.error == errc::node_backlogged;
+    return !unanswered || rewrote; // else a veto: the node granted
 }
 
 } // namespace
@@ -30,11 +43,12 @@ renewal_runner::renewal_runner(std::shared_ptr<client_impl> impl,
     , options_(renewal_fsm::resolve(state_->options.ttl, options))
     , fsm_(state_->options.ttl, options_,
            clock::time_point(clock::duration(state_->valid_until.load())))
-    // valid_until = the granting attempt's start + ttl - drift: at or before every write of
-    // the acquire.
-    , confirmed_at_(impl_->node_count(), fsm_.valid_until() - state_->options.ttl) {
+    , confirmed_at_(impl_->node_count()) {
     impl_->register_operation(this);
-    confirm_landed({}, fsm_.valid_until() - state_->options.ttl);
+    // valid_until = the granting attempt's start + ttl - drift: that start is when the
+    // acquire's SETs were sent. Not earlier: a SET held back for a reconnect that found a
+    // restart was sent after the break (restart_seen_at) and reached the new server.
+    confirm_landed({}, {}, fsm_.valid_until() - state_->options.ttl + drift(state_->options));
 }
 
 renewal_runner::~renewal_runner() {
@@ -103,8 +117,8 @@ void renewal_runner::extend() {
         }
         recreate = recreate_where(restarted_at, confirmed_at_);
     }
-    auto on_done = [self, sent](std::error_code ec, extend_result r) {
-        self->confirm_landed(r.votes, sent);
+    auto on_done = [self, sent, rewrote = recreate](std::error_code ec, extend_result r) {
+        self->confirm_landed(r.votes, rewrote, sent);
         if (auto* m = self->impl_->metrics()) {
             m->on_renewal(ec);
         }
@@ -133,16 +147,19 @@ void renewal_runner::extend() {
     round->start();
 }
 
-void renewal_runner::confirm_landed(const std::vector<node_vote>& votes, clock::time_point sent) {
+void renewal_runner::confirm_landed(const std::vector<node_vote>& votes,
+                                    const std::vector<bool>& rewrote, clock::time_point sent) {
     for (std::size_t node = 0; node < confirmed_at_.size(); ++node) {
-        const bool landed = votes.empty() || (node < votes.size() && may_have_landed(votes[node]));
+        const bool landed =
+            votes.empty() || (node < votes.size() &&
+                              may_have_landed(votes[node], node < rewrote.size() && rewrote[node]));
         if (!landed) {
             continue;
         }
-        // A restart the link saw while the round was out came before the reply that the
-        // round's write or extend got there (or the node forgot after it, and then only
-        // the write-back is missed, never a forced release undone): the commands queued
-        // during a reconnect reach the new server.
+        // A restart placed after the round's start (restart_seen_at: the break before the
+        // connection that found it) counts as confirmed too: the round's command went before
+        // the break (then only the write-back is missed, never a forced release undone), or
+        // it is a resend (EVAL after NOSCRIPT) sent after the break, to the new server.
         const auto restarted = impl_->node(node).restart_seen_at();
         confirmed_at_[node] = restarted && *restarted > sent ? *restarted : sent;
     }

@@ -55,8 +55,10 @@ private:
     void extend();
     void declare_lost(std::error_code why);
     /// The nodes where the round sent at `sent` may have written or extended the key (all of
-    /// them when `votes` is empty: the acquire's, at the start) hold it as of then.
-    void confirm_landed(const std::vector<node_vote>& votes, clock::time_point sent);
+    /// them when `votes` is empty: the acquire's, at the start) hold it as of then. `rewrote`:
+    /// the nodes the round asked to write the key back.
+    void confirm_landed(const std::vector<node_vote>& votes, const std::vector<bool>& rewrote,
+                        clock::time_point sent);
     void finish_stop();
 
     std::shared_ptr<client_impl> impl_;

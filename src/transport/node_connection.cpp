@@ -569,7 +569,9 @@ void node_connection::on_server_info(const redisReply* reply) {
         // later refreshes, which see the same run_id and a long uptime, must keep it there.
         started = now;
         forgot_at_ = now;
-        restart_seen_at_ = now;
+        // Not now: the commands sent since the last break (held back for this connection,
+        // or sent on it before this reply) reached the new server too (restart_seen_at).
+        restart_seen_at_ = dropped_at_.value_or(now);
         log(log_level::warning, "restarted (run_id changed): quarantined");
     } else if (evicted_keys_ && info.evicted_keys && *info.evicted_keys != *evicted_keys_) {
         // A rise is keys evicted, maybe ours; a fall is CONFIG RESETSTAT, which hides how
@@ -613,6 +615,7 @@ void node_connection::schedule_refresh() {
 }
 
 void node_connection::drop_connection(const std::string& why) {
+    dropped_at_ = std::chrono::steady_clock::now();
     const bool was_connected = state_ == state::connected;
     const errc error = state_ == state::shut_down ? errc::cancelled : errc::connection_failed;
     if (abort_connect_) {

@@ -191,8 +191,12 @@ private:
     // When keys were last seen forgotten (evicted_keys changed, or another run_id answered):
     // started_at_ is never earlier, whatever uptime later refreshes report.
     std::optional<std::chrono::steady_clock::time_point> forgot_at_;
-    // When another run_id last answered: restart_seen_at().
+    // When another run_id last answered, placed at the break of the connection before the
+    // one that found it: restart_seen_at().
     std::optional<std::chrono::steady_clock::time_point> restart_seen_at_;
+    // When a connection (or an attempt to make one) was last dropped: every command sent
+    // after it goes to the next connection, or fails unsent.
+    std::optional<std::chrono::steady_clock::time_point> dropped_at_;
     // Handlers of resolves, connects and handshakes check this first: they may complete
     // after this object is gone.
     std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);

@@ -38,9 +38,10 @@ public:
     /// When the server was last (re)started, as far as the link could tell; empty until known.
     virtual std::optional<clock::time_point> started_at() const noexcept = 0;
     /// When the link last found another server behind the address (INFO's run_id changed on
-    /// a reconnect), empty if it never did. A restart breaks every connection, and the new
-    /// connection's handshake reads INFO before any command goes out, so every command the
-    /// link carries after this moment reaches that server and none before it did. Unlike
+    /// a reconnect), placed at the break of the connection before the one that found it;
+    /// empty if it never did. A restart breaks every connection, so every command sent
+    /// after this moment reached that server (held back for the new connection, or sent on
+    /// it before its INFO was answered) or nothing, and none sent before it did. Unlike
     /// started_at(), which a reconnect places from INFO's whole-second uptime (it may move
     /// later with no restart) and which an eviction moves too (an eviction does not say which
     /// keys went: a missing key there may as well have been deleted on purpose), this is

@@ -248,6 +248,8 @@ private:
     }
 
     void back_off() {
+        // Every drop backs off, as node_connection::drop_connection notes its dropped_at_.
+        dropped_at_ = detail::clock::time_point(std::chrono::nanoseconds(clock_.local(w_.now())));
         state_ = state::backing_off;
         retry_at_ = w_.now() + backoff_;
         backoff_ = std::min(backoff_ * 2, delay_max_);
@@ -310,7 +312,7 @@ private:
         if (!run_id_.empty() && got.run_id != run_id_) {
             started = now;
             forgot_at_ = now; // kept by later refreshes, as in node_connection
-            restart_seen_at_ = now;
+            restart_seen_at_ = dropped_at_.value_or(now);
         } else if (evicted_keys_ && got.evicted_keys && *got.evicted_keys != *evicted_keys_) {
             forgot_at_ = now;
             SIM_TRACE(w_, who_, "evicted_keys changed: quarantined");
@@ -400,7 +402,10 @@ private:
             return;
         }
         node_.command_sent_at = p->sent_at;
-        node_.sent_before_connect = p->sent_at < connected_at_;
+        // Only a resend (EVAL after NOSCRIPT) is sent later than its round started: an
+        // original command is placed by the round's start, which the client weighs.
+        node_.sent_before_connect =
+            p->sent_at < connected_at_ && !p->args.empty() && p->args[0] == "EVAL";
         auto resp = node_.execute(p->args, who_);
         node_.command_sent_at = -1;
         node_.sent_before_connect = false;
@@ -498,6 +503,7 @@ private:
     std::optional<std::uint64_t> evicted_keys_;
     std::optional<detail::clock::time_point> forgot_at_;
     std::optional<detail::clock::time_point> restart_seen_at_;
+    std::optional<detail::clock::time_point> dropped_at_;
 
 public:
     std::string_view eviction_risk() const { return eviction_risk_; }

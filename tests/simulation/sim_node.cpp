@@ -748,8 +748,9 @@ void sim_node::note_hold_written(const std::string& key, const std::string& toke
         if (forced != forced_.end() && (command_sent_at < 0 || command_sent_at > forced->second)) {
             if (written_across_reconnect_.count({key, token})) {
                 if (on_note) {
-                    on_note("(n) residue: a write-back after a force release of a hold written "
-                            "across a reconnect (docs/safety.md)");
+                    on_note(
+                        "(n) residue: a write-back after a force release of a hold a resend wrote "
+                        "across a reconnect (docs/safety.md)");
                 }
             } else if (on_forced_recreate) {
                 on_forced_recreate(key, token);
@@ -830,7 +831,8 @@ void sim_node::evict_one() {
     SIM_TRACE(world_, name(), "evicted " + victim->first);
     data_.erase(victim);
     ++evicted_keys_;
-    forced_.clear(); // the clients see keys forgotten: a write-back is expected now
+    // forced_ stays: an eviction says that keys went, not which, so a client writes a key back
+    // only where it saw a restart (recreate_where), never after an eviction alone.
 }
 
 void sim_node::restart() {

@@ -105,15 +105,17 @@ public:
     /// whose value is the token, or of a lock hash, one call per holder's field): for (n).
     std::function<void(const std::string& key, const std::string& token)> on_force_delete;
     /// extend.lua (a renewal with recreate_missing) wrote back `token`'s hold of `key`, which
-    /// a force release had deleted here while the node forgot nothing since (no crash, no
-    /// eviction): for (n). Only for a command sent after the force release ran here
-    /// (command_sent_at): one sent before it, on its way meanwhile, could not know.
+    /// a force release had deleted here while the node did not restart since (an eviction
+    /// does not count: it says that keys went, not which): for (n). Only for a command sent after
+    /// the force release ran here (command_sent_at): one sent before it, on its way meanwhile,
+    /// could not know.
     std::function<void(const std::string& key, const std::string& token)> on_forced_recreate;
     /// When the command being executed was sent by its client (set by the link around
     /// execute()); negative when unknown.
     real_ns command_sent_at = -1;
-    /// The command being executed waited for its connection (and its INFO) to be made: its
-    /// client cannot tell whether it reached the server before or after a restart it saw.
+    /// The command being executed is a resend (EVAL after NOSCRIPT) that waited for its
+    /// connection (and its INFO) to be made: its round started before the connection broke,
+    /// so its client cannot tell whether it reached the server before or after a restart.
     bool sent_before_connect = false;
 
     /// Keys that still live (not expired on the node's clock), fencing counters excluded.
@@ -211,10 +213,9 @@ private:
     bool running(const detail::script& script) const {
         return running_.sha && *running_.sha == script.sha1;
     }
-    /// (key, token) holds that force_release.lua deleted, and when, until the node forgets
-    /// (crash, eviction).
+    /// (key, token) holds that force_release.lua deleted, and when, until the node restarts.
     std::map<std::pair<std::string, std::string>, real_ns> forced_;
-    /// (key, token) holds written by a command that waited for a reconnect (see
+    /// (key, token) holds written by a resend that waited for a reconnect (see
     /// sent_before_connect): a write-back of one after a force release is the residue that
     /// docs/safety.md names, noted rather than failed.
     std::set<std::pair<std::string, std::string>> written_across_reconnect_;
