@@ -2,6 +2,7 @@
 
 #include "history.hpp"
 
+#include "core/clock_watch.hpp"
 #include "transport/scripts.hpp"
 #include "transport/server_info.hpp"
 
@@ -496,8 +497,14 @@ private:
     std::optional<detail::clock::time_point> forgot_at_;
     std::optional<detail::clock::time_point> restart_seen_at_;
 
+    detail::clock_watch clock_watch_;
+    double clock_drift_ = lock_options{}.clock_drift_factor;
+    std::string quarantine_cause_;
+
 public:
     std::string_view eviction_risk() const { return eviction_risk_; }
+    std::string_view quarantine_cause() const { return quarantine_cause_; }
+    void allow_clock_drift(double rate) { clock_drift_ = std::max(clock_drift_, rate); }
 };
 
 sim_link::sim_link(world& w, history& h, sim_node& node, int client, drift_clock clock,
@@ -544,6 +551,18 @@ std::optional<detail::clock::time_point> sim_link::started_at() const noexcept {
 
 std::optional<detail::clock::time_point> sim_link::restart_seen_at() const noexcept {
     return core_->restart_seen_at();
+}
+
+std::string_view sim_link::quarantine_cause() const noexcept {
+    return core_->quarantine_cause();
+}
+
+std::string_view sim_link::clock_steps_undetectable() const noexcept {
+    return {}; // the simulated TIME is never refused
+}
+
+void sim_link::allow_clock_drift(double rate) {
+    core_->allow_clock_drift(rate);
 }
 
 void cut(link_core& core, const char* why) {
