@@ -63,9 +63,7 @@ struct eviction_options {
     /// Besides at every connect, each connected node's INFO server, memory and stats is read
     /// again this often (one command in the same queue as the lock commands, about 3 KiB of
     /// reply), so that a policy changed or an eviction made since is seen within this time.
-    /// A TIME goes in the same write, at connect too: a node whose wall clock stepped against
-    /// the client's steady clock is quarantined (docs/safety.md, "Node clocks").
-    /// Zero reads them at connect only.
+    /// Zero reads it at connect only.
     std::chrono::milliseconds refresh_interval{1000};
 };
 
