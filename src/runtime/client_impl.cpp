@@ -77,6 +77,14 @@ void client_impl::log(log_level level, const std::string& message) const {
 void client_impl::note_options(const lock_options& options) noexcept {
     largest_drift_factor_ = std::max(largest_drift_factor_, options.clock_drift_factor);
     largest_drift_allowance_ = std::max(largest_drift_allowance_, options.drift_allowance);
+    if (options.clock_drift_factor > clock_drift_allowed_) {
+        // The rate a node's clock may run at without counting as a step: the one the
+        // validity of the locks in use subtracts (the quarantine uses the same).
+        clock_drift_allowed_ = options.clock_drift_factor;
+        for (auto& node : nodes_) {
+            node->allow_clock_drift(clock_drift_allowed_);
+        }
+    }
     note_node_timeout(options.node_timeout);
 }
 
@@ -201,9 +209,11 @@ std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock
     }
     if (const auto left = quarantine_left(node, now)) {
         const auto started = nodes_[node]->started_at(); // set: quarantine_left needs it
-        return veto{errc::node_quarantined, "node restarted " + seconds_text(now - *started) +
-                                                " ago, votes count again in " +
-                                                seconds_text(*left)};
+        const auto cause = nodes_[node]->quarantine_cause();
+        return veto{errc::node_quarantined,
+                    (cause.empty() ? std::string("node restarted") : std::string(cause)) + " " +
+                        seconds_text(now - *started) + " ago, votes count again in " +
+                        seconds_text(*left)};
     }
     return std::nullopt;
 }

@@ -154,6 +154,8 @@ private:
     // (which is all that is known of other clients' locks besides client_config::fleet_max_ttl).
     double largest_drift_factor_ = lock_options{}.clock_drift_factor;
     std::chrono::milliseconds largest_drift_allowance_ = lock_options{}.drift_allowance;
+    // What the links were last told by allow_clock_drift (they start at the default).
+    double clock_drift_allowed_ = lock_options{}.clock_drift_factor;
     std::vector<bool> reported_quarantined_;
     // Which node's votes count for each server (run_id): at most one entry per node.
     server_identities servers_;

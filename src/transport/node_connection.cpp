@@ -26,6 +26,7 @@ constexpr std::uint64_t handshake_auth = 1;
 constexpr std::uint64_t handshake_select = 2;
 constexpr std::uint64_t handshake_info = 3;
 constexpr std::uint64_t handshake_script_load = 4;
+constexpr std::uint64_t handshake_time = 5;
 constexpr const char* tls_step = "TLS handshake";
 
 std::string format(std::initializer_list<std::string_view> args) {
@@ -442,7 +443,7 @@ void node_connection::queue_handshake() {
     // with the quarantine off too, for that), and for the eviction veto. Its reply precedes
     // every vote on this connection, but nothing waits for it: it gates no command, only how
     // votes are counted. Read again on every refresh (schedule_refresh).
-    queue_step(wire_bytes(std::data(info_sections), std::size(info_sections)), handshake_info);
+    queue_node_reads();
     // Every script in the node's cache before the first lock command, so that NOSCRIPT (and
     // the resend it calls for) only follows a SCRIPT FLUSH. Nothing waits for these: a
     // refusal (ACL without +script) only leaves the EVAL fallback to do the work.
@@ -488,7 +489,7 @@ void node_connection::expect_replies_within(std::chrono::milliseconds patience) 
 
 bool node_connection::on_reply(sent_command&& sent, const node_reply& reply) {
     if (!sent.target) {
-        if (!on_handshake_reply(reply.reply, sent.tag)) {
+        if (!on_handshake_reply(reply.reply, sent)) {
             return false;
         }
     } else {
@@ -511,9 +512,14 @@ void node_connection::let_go(std::shared_ptr<reply_target> target) {
     }
 }
 
-bool node_connection::on_handshake_reply(const redisReply* reply, std::uint64_t step) {
+bool node_connection::on_handshake_reply(const redisReply* reply, const sent_command& sent) {
+    const auto step = sent.tag;
     if (step == handshake_info) {
         on_server_info(reply);
+        return true;
+    }
+    if (step == handshake_time) {
+        on_node_time(reply, sent.sent_at);
         return true;
     }
     if (step == handshake_script_load) {
@@ -572,11 +578,15 @@ void node_connection::on_server_info(const redisReply* reply) {
         // Not now: the commands sent since the last break (held back for this connection,
         // or sent on it before this reply) reached the new server too (restart_seen_at).
         restart_seen_at_ = dropped_at_.value_or(now);
+        quarantine_cause_.clear();
+        // Another server's clock: the TIME that follows this INFO starts afresh.
+        clock_watch_.forget();
         log(log_level::warning, "restarted (run_id changed): quarantined");
     } else if (evicted_keys_ && info.evicted_keys && *info.evicted_keys != *evicted_keys_) {
         // A rise is keys evicted, maybe ours; a fall is CONFIG RESETSTAT, which hides how
         // many were evicted before it. Either way the node may have forgotten locks.
         forgot_at_ = now;
+        quarantine_cause_.clear();
         log(log_level::warning, "evicted_keys changed from " + std::to_string(*evicted_keys_) +
                                     " to " + std::to_string(*info.evicted_keys) +
                                     ": keys may be forgotten, quarantined as after a restart");
@@ -597,6 +607,53 @@ void node_connection::on_server_info(const redisReply* reply) {
     eviction_risk_ = std::move(risk);
 }
 
+void node_connection::queue_node_reads() {
+    queue_step(wire_bytes(std::data(info_sections), std::size(info_sections)), handshake_info);
+    // Right behind INFO in the same write, so it costs no round trip of its own: a sample
+    // of the node's wall clock against the steady clock (sent_at to the reply), for
+    // clock_watch_. After INFO, so that a restart INFO reveals is known before the new
+    // server's clock is weighed against the old one's.
+    queue_step(format({"TIME"}), handshake_time);
+}
+
+void node_connection::on_node_time(const redisReply* reply,
+                                   std::chrono::steady_clock::time_point sent_at) {
+    const auto received = std::chrono::steady_clock::now();
+    std::optional<std::chrono::microseconds> node_time;
+    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+        reply->element[0]->type == REDIS_REPLY_STRING &&
+        reply->element[1]->type == REDIS_REPLY_STRING) {
+        node_time = parse_node_time({reply->element[0]->str, reply->element[0]->len},
+                                    {reply->element[1]->str, reply->element[1]->len});
+    }
+    if (!node_time) {
+        const std::string why = reply->type == REDIS_REPLY_ERROR
+                                    ? printable_server_text({reply->str, reply->len}, secrets_)
+                                    : "not two numbers";
+        if (time_refused_.empty()) {
+            log(log_level::warning, "TIME refused (" + why +
+                                        "): steps of this node's clock cannot be detected; its "
+                                        "votes still count (grant the user +time)");
+        }
+        time_refused_ = "TIME refused: clock steps cannot be detected (" + why + ")";
+        return;
+    }
+    time_refused_.clear();
+    const auto step = clock_watch_.observe({sent_at, received, *node_time}, clock_drift_);
+    if (!step) {
+        return;
+    }
+    // Redis expires keys by its wall clock: a step forward dropped locks early, a step back
+    // says the clock was ahead before. Either way the node's grants may be gone before
+    // their time, as after a restart.
+    forgot_at_ = received;
+    if (!started_at_ || *started_at_ < received) {
+        started_at_ = received;
+    }
+    quarantine_cause_ = clock_step_text(*step);
+    log(log_level::error, quarantine_cause_ + ": quarantined as after a restart");
+}
+
 void node_connection::schedule_refresh() {
     const auto interval = config_.eviction.refresh_interval;
     if (interval <= std::chrono::milliseconds::zero() || !wire_ || state_ != state::connected) {
@@ -605,13 +662,13 @@ void node_connection::schedule_refresh() {
     // One INFO at a time: the next is scheduled by this one's reply, so a slow node never
     // piles them up, and a broken connection (wire no longer current) asks nothing.
     refresh_timer_.expires_after(interval);
-    refresh_timer_.async_wait([this, w = wire_,
-                               alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
-        if (ec || alive.expired() || !w->current || state_ != state::connected) {
-            return;
-        }
-        queue_step(wire_bytes(std::data(info_sections), std::size(info_sections)), handshake_info);
-    });
+    refresh_timer_.async_wait(
+        [this, w = wire_, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
+            if (ec || alive.expired() || !w->current || state_ != state::connected) {
+                return;
+            }
+            queue_node_reads();
+        });
 }
 
 void node_connection::drop_connection(const std::string& why) {

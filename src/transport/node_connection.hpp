@@ -1,6 +1,7 @@
 #ifndef REDLOCK_SRC_NODE_CONNECTION_HPP
 #define REDLOCK_SRC_NODE_CONNECTION_HPP
 
+#include "core/clock_watch.hpp"
 #include "transport/byte_stream.hpp"
 #include "transport/node_link.hpp"
 #include "transport/reply_pipeline.hpp"
@@ -73,6 +74,9 @@ public:
     std::string_view run_id() const noexcept override { return run_id_; }
     std::string_view restarts_undetectable() const noexcept override { return info_refused_; }
     std::string_view eviction_risk() const noexcept override { return eviction_risk_; }
+    std::string_view quarantine_cause() const noexcept override { return quarantine_cause_; }
+    std::string_view clock_steps_undetectable() const noexcept override { return time_refused_; }
+    void allow_clock_drift(double rate) override { clock_drift_ = std::max(clock_drift_, rate); }
 
     const node_address& address() const noexcept override { return address_; }
 
@@ -135,8 +139,12 @@ private:
     void watch_patience();
 
     bool on_reply(sent_command&& sent, const node_reply& reply);
-    bool on_handshake_reply(const redisReply* reply, std::uint64_t step);
+    bool on_handshake_reply(const redisReply* reply, const sent_command& sent);
     void on_server_info(const redisReply* reply);
+    /// A TIME reply to the command sent at `sent_at`: a sample for clock_watch_.
+    void on_node_time(const redisReply* reply, std::chrono::steady_clock::time_point sent_at);
+    /// INFO and TIME, as at connect: the refresh.
+    void queue_node_reads();
     /// INFO again after client_config::eviction::refresh_interval, on this same wire only.
     void schedule_refresh();
     void let_go(std::shared_ptr<reply_target> target);
@@ -197,6 +205,14 @@ private:
     // When a connection (or an attempt to make one) was last dropped: every command sent
     // after it goes to the next connection, or fails unsent.
     std::optional<std::chrono::steady_clock::time_point> dropped_at_;
+    // The node's TIME against the steady clock, at connect and on every refresh.
+    clock_watch clock_watch_;
+    double clock_drift_ = lock_options{}.clock_drift_factor;
+    // "clock stepped by ...": set when a step moved started_at_, cleared by a restart or an
+    // eviction seen later.
+    std::string quarantine_cause_;
+    // Set while the latest TIME was refused (an ACL user without +time), else empty.
+    std::string time_refused_;
     // Handlers of resolves, connects and handshakes check this first: they may complete
     // after this object is gone.
     std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);

@@ -58,6 +58,19 @@ public:
     /// when it cannot or INFO was refused (restarts_undetectable says so then). An eviction
     /// seen (evicted_keys changed) moves started_at() to the moment it was seen.
     virtual std::string_view eviction_risk() const noexcept = 0;
+    /// Why started_at() was last moved to a moment after the server started, when that was
+    /// not a restart or an eviction: "clock stepped by +1500 ms" (the node's TIME moved
+    /// against this client's steady clock beyond the drift bound: core/clock_watch). Such a
+    /// node may have expired locks early, so it is quarantined as after a restart, but
+    /// restart_seen_at() stays: its keys were not lost to a restart. Else empty.
+    virtual std::string_view quarantine_cause() const noexcept = 0;
+    /// Why this link cannot tell when the node's wall clock steps (TIME refused), or empty
+    /// when it can. The node's votes still count: docs/safety.md, "Node clocks".
+    virtual std::string_view clock_steps_undetectable() const noexcept = 0;
+    /// The clock rate the node may drift at against this client without counting as a
+    /// step: the largest clock_drift_factor of this client's locks (the one the quarantine
+    /// uses). Only grows.
+    virtual void allow_clock_drift(double rate) = 0;
 
     virtual const node_address& address() const noexcept = 0;
 };

@@ -25,8 +25,8 @@ using namespace std::chrono_literals;
 /// a key with braces keeps its prefix (`lock:{a}:job:fence`). Redis checks the commands a
 /// script runs against the caller's rules, hence +get, +pexpire and +del.
 const std::vector<std::string> least_privilege = {
-    "~lock:*", "~{lock:*}:fence", "resetchannels", "-@all",        "+set", "+get", "+pexpire",
-    "+del",    "+eval",           "+evalsha",      "+script|load", "+info"};
+    "~lock:*", "~{lock:*}:fence", "resetchannels", "-@all",        "+set",  "+get", "+pexpire",
+    "+del",    "+eval",           "+evalsha",      "+script|load", "+info", "+time"};
 
 constexpr const char* user_name = "redlock-test-locker";
 // Long and unusual enough that finding it in any output can only mean it leaked.
@@ -315,6 +315,23 @@ TEST_F(acl_test, without_info_the_quarantine_gives_no_votes) {
                               "INFO refused: restarts and evictions cannot be detected");
     expect_every_decided_vote(refused.votes, errc::restarts_undetectable, "NOPERM");
     EXPECT_TRUE(all_keys_gone()) << "the refused attempt cleaned up its keys";
+}
+
+// TIME, read with every INFO, shows a node's wall clock stepping (core/clock_watch). A
+// refusal costs the detection only: the node still votes, and the client says so once.
+TEST_F(acl_test, without_time_clock_steps_go_unseen_and_the_votes_still_count) {
+    acl_user user(without(least_privilege, "+time"));
+    blocking_client client(user_config());
+    std::error_code ec;
+    auto held = client.acquire("lock:acl:no-time", short_lock(), ec);
+    ASSERT_FALSE(ec) << held.message;
+    EXPECT_GE(holding("lock:acl:no-time", held.lock.token()), 3);
+    client.release(held.lock, ec);
+    EXPECT_FALSE(ec);
+    EXPECT_TRUE(eventually([this] {
+        return log_.text().find("TIME refused (NOPERM") != std::string::npos;
+    })) << log_.text();
+    EXPECT_NE(log_.text().find("steps of this node's clock cannot be detected"), std::string::npos);
 }
 
 // INFO also tells whether a node can evict keys: with the quarantine off, the eviction

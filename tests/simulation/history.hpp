@@ -40,9 +40,18 @@ namespace redlock::sim {
 ///     for (a) from that delete on.
 /// (o), (p) checked by the nodes (sim_node::on_violation).
 /// (q) lock_mismatch is never silent: an acquire one of whose attempts heard REDLOCK_MISMATCH
-///     (the key holds a lock of another kind or permit count, or what is no lock) from every
-///     node within its node_timeout (a late answer is no vote), its process not paused
+///     (the key holds a lock of another kind or permit count, or what is no lock) from a
+///     quorum of nodes within its node_timeout (a late answer is no vote), its process not paused
 ///     meanwhile, ends with errc::lock_mismatch, unless it was cancelled.
+/// Clock steps: a node's wall clock that steps forward expires its keys early, and (a) can
+/// then fail for a reason no client can always see. A step is detectable by a client before
+/// a moment g when that client took two consecutive TIME samples of the node, the first read
+/// before the step and the second after it and answered before g, whose offsets (node time
+/// minus the middle of the round trip on the client's clock) moved by more than
+/// drift x elapsed + both half round trips + 1 ms: the rule of core/clock_watch, computed
+/// here again from the raw samples. (a) between two holders is a failure unless a forward
+/// step on some node before the later grant was undetectable by the later holder's client at
+/// its grant; such violations are the residue docs/safety.md names, counted apart.
 /// (m) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
 ///     than its backoff's end, whatever happened to the release notifications (lost,
 ///     delayed, subscriber cut), unless its process was paused meanwhile.
@@ -109,6 +118,29 @@ public:
     /// Every command any link sends: for (g).
     void on_send(int client, int node, const std::vector<std::string>& args);
 
+    /// One TIME of `client`'s link to `node`: read at the node at `read_at`, answered at
+    /// `received_at` (real time), sent and answered at `sent_local` and `received_local` on
+    /// the client's clock, saying `node_us`.
+    struct time_sample {
+        real_ns read_at;
+        real_ns received_at;
+        std::int64_t sent_local;
+        std::int64_t received_local;
+        std::int64_t node_us;
+    };
+    void time_sample(int client, int node, const struct time_sample& s) {
+        samples_[{client, node}].push_back(s);
+    }
+    /// Node `node`'s wall clock stepped by `delta` now.
+    void clock_step(int node, real_ns delta) { steps_.push_back({node, world_.now(), delta}); }
+    /// Violations excused by undetectable clock steps (see above).
+    const std::vector<std::string>& residue() const { return residue_; }
+    /// "n1's clock stepped by +1.5 s at 0.3 s ..." when a forward step on some node before
+    /// `granted` was undetectable by `client` by `attempt_start`, else empty.
+    std::string undetectable_step(int client, real_ns attempt_start, real_ns granted) const;
+    /// Whether `client` could detect step `step` by `before` (see above).
+    bool detectable(int client, std::size_t step, real_ns before) const;
+
     /// (f): one call issued, and its handler running.
     std::uint64_t issue() {
         calls_.push_back(0);
@@ -142,6 +174,8 @@ private:
         std::vector<window> windows;
         real_ns end = INT64_MAX;
         bool with_lock;
+        real_ns granted_at = 0;    ///< delivered
+        real_ns attempt_start = 0; ///< the winning attempt began: votes counted from then on
     };
     real_ns real_at(int client, std::int64_t local) const {
         return clocks_[static_cast<std::size_t>(client)].real_at(local, INT64_MIN / 2);
@@ -169,6 +203,14 @@ private:
     std::set<int> closed_;
     std::vector<int> calls_;
     std::vector<std::string> violations_;
+    std::vector<std::string> residue_;
+    std::map<std::pair<int, int>, std::vector<struct time_sample>> samples_;
+    struct step {
+        int node;
+        real_ns at;
+        real_ns delta;
+    };
+    std::vector<step> steps_;
     std::vector<std::string> notes_;
     struct sleeper {
         real_ns since;

@@ -144,6 +144,9 @@ int main() {
         for (const auto& d : diagnose(r)) {
             std::printf("  diagnosis: %s\n", d.c_str());
         }
+        for (const auto& v : r.residue) {
+            std::printf("  residue (undetectable clock step, not a failure): %s\n", v.c_str());
+        }
         return r.violations.empty() ? 0 : 1;
     }
 
@@ -166,12 +169,23 @@ int main() {
     std::uint64_t grants = 0;
     std::uint64_t violations = 0;
     std::uint64_t failed = 0;
+    std::uint64_t stepped = 0;
+    std::uint64_t residue = 0;
+    std::uint64_t residue_schedules = 0;
+    std::uint64_t first_residue = 0;
     const std::uint64_t max_printed = env_number("REDLOCK_SIM_MAX_PRINTED", 1);
     std::map<std::string, std::vector<std::uint64_t>> by_defect;
     auto one = [&](std::uint64_t seed) {
         const auto r = run_schedule(seed, false);
         ++schedules;
         grants += r.grants;
+        stepped += r.clock_steps > 0 ? 1 : 0;
+        if (!r.residue.empty()) {
+            residue += r.residue.size();
+            if (residue_schedules++ == 0) {
+                first_residue = seed;
+            }
+        }
         if (!r.violations.empty()) {
             violations += r.violations.size();
             for (const auto& d : diagnose(r)) {
@@ -204,6 +218,11 @@ int main() {
     std::printf("%.0f schedules/s, %llu failing schedules\n",
                 seconds > 0 ? static_cast<double>(schedules) / seconds : 0.0,
                 static_cast<unsigned long long>(failed));
+    std::printf("%llu schedules with clock steps; residue: %llu violations in %llu schedules "
+                "caused by undetectable steps (first seed %llu), not failures\n",
+                static_cast<unsigned long long>(stepped), static_cast<unsigned long long>(residue),
+                static_cast<unsigned long long>(residue_schedules),
+                static_cast<unsigned long long>(first_residue));
     std::printf("%llu schedules, %llu grants, %llu violations\n",
                 static_cast<unsigned long long>(schedules), static_cast<unsigned long long>(grants),
                 static_cast<unsigned long long>(violations));

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 
 namespace redlock::sim {
 
@@ -306,6 +307,38 @@ scenario make_scenario(world& w, int forced_profile) {
             .lies_about_counter = true;
     }
 
+    // One schedule in four (every one with REDLOCK_SIM_CLOCK_STEPS=1) steps one or two
+    // nodes' wall clocks, forward or back, by a little (within the detector's margin) or a
+    // lot: keys expire early on a clock stepped forward, and the clients must see it
+    // (history.hpp, "Clock steps"). A generator of its own, salted like the ones above (no
+    // seed of regression_seeds.txt recorded before clock steps existed gets one).
+    std::mt19937_64 stepper(w.seed() ^ 0x737465745fULL);
+    const char* every_step = std::getenv("REDLOCK_SIM_CLOCK_STEPS");
+    const bool forced_steps = every_step && std::string(every_step) == "1";
+    if (stepper() % 4 == 0 || forced_steps) {
+        const auto count = 1 + static_cast<int>(stepper() % 2);
+        for (int i = 0; i < count; ++i) {
+            fault f;
+            f.what = fault::kind::clock_step;
+            f.node = static_cast<int>(stepper() % static_cast<std::uint64_t>(nodes));
+            f.at = static_cast<real_ns>(stepper() % static_cast<std::uint64_t>(horizon + 1));
+            const real_ns sizes[] = {5 * ms, 50 * ms, 500 * ms, 3 * sec};
+            f.step = 1 + static_cast<real_ns>(stepper() %
+                                              static_cast<std::uint64_t>(sizes[stepper() % 4]));
+            if (stepper() % 3 == 0) {
+                f.step = -f.step;
+            }
+            s.faults.push_back(f);
+        }
+        // Half of them read TIME (with INFO) every 10 to 100 ms rather than every second, as
+        // a user may configure: samples then often fall between a step and the grant it
+        // would spoil, where the detector must act; at 1 s, most steps are residue.
+        if (stepper() % 2 == 0) {
+            s.config.eviction.refresh_interval =
+                milliseconds(10 + static_cast<int>(stepper() % 91));
+        }
+    }
+
     s.config.connect_timeout = milliseconds(20);
     s.config.reconnect_delay_initial = milliseconds(5);
     s.config.reconnect_delay_max = milliseconds(100);
@@ -436,8 +469,8 @@ std::vector<std::string> describe_plan(const scenario& s) {
         }
         out.push_back(line);
     }
-    static const char* const faults[] = {"pause", "partition", "cut",          "crash",
-                                         "flush", "close",     "force_release"};
+    static const char* const faults[] = {"pause", "partition", "cut",           "crash",
+                                         "flush", "close",     "force_release", "clock_step"};
     std::string line = "faults:";
     for (const auto& f : s.faults) {
         line += std::string(" ") + faults[static_cast<int>(f.what)] + "@" + ms_text(f.at);
@@ -446,6 +479,9 @@ std::vector<std::string> describe_plan(const scenario& s) {
                     ")";
         } else if (f.what == fault::kind::force_release) {
             line += "(c" + std::to_string(f.client) + ", " + f.key + ")";
+        } else if (f.what == fault::kind::clock_step) {
+            line += "(n" + std::to_string(f.node) + ", " + (f.step < 0 ? "-" : "+") +
+                    ms_text(std::abs(f.step)) + ")";
         } else if (f.what == fault::kind::partition || f.what == fault::kind::cut) {
             line += "(c" + std::to_string(f.client) + "-n" + std::to_string(f.node) + ")";
         } else {

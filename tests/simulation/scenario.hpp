@@ -55,8 +55,11 @@ struct fault {
         crash,
         flush,
         close,
-        force_release
+        force_release,
+        /// clock_step: `node`'s wall clock steps by `step` at `at`.
+        clock_step
     } what = kind::pause;
+    real_ns step = 0;
     real_ns at = 0;
     real_ns duration = 0;
     int client = 0;

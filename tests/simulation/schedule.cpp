@@ -216,6 +216,15 @@ void schedule::schedule_fault(const fault& f) {
             w_.after(f.duration, -1, [&node] { node.restart(); });
         });
         return;
+    case fault::kind::clock_step:
+        w_.at(f.at, -1, [this, f] {
+            SIM_TRACE(w_, "n" + std::to_string(f.node),
+                      "wall clock steps by " + std::string(f.step < 0 ? "-" : "+") +
+                          fmt_time(std::abs(f.step)));
+            nodes_[static_cast<std::size_t>(f.node)]->step_clock(f.step);
+            h_.clock_step(f.node, f.step);
+        });
+        return;
     case fault::kind::flush:
         w_.at(f.at, -1, [this, f] { nodes_[static_cast<std::size_t>(f.node)]->flush_scripts(); });
         return;
@@ -360,7 +369,13 @@ schedule_result schedule::run() {
         h_.violation("quiescence", "events still pending after 600 s");
     }
     // (e): one largest TTL (and its drift) later, no lock key may remain.
-    const auto wait = std::chrono::nanoseconds(sc_.max_ttl).count() * 11 / 10 + 10 * ms;
+    auto wait = std::chrono::nanoseconds(sc_.max_ttl).count() * 11 / 10 + 10 * ms;
+    // A node whose clock stepped back keeps its keys that much longer.
+    for (const auto& f : sc_.faults) {
+        if (f.what == fault::kind::clock_step && f.step < 0) {
+            wait -= f.step;
+        }
+    }
     w_.after(wait, -1, [this] {
         for (const auto& node : nodes_) {
             for (const auto& key : node->live_lock_keys()) {
@@ -378,6 +393,10 @@ schedule_result schedule::run() {
     h_.check_end();
     result.grants = h_.grants();
     result.violations = h_.violations();
+    result.residue = h_.residue();
+    for (const auto& f : sc_.faults) {
+        result.clock_steps += f.what == fault::kind::clock_step ? 1 : 0;
+    }
     result.notes = h_.notes();
     result.trace = std::move(w_.trace_lines());
     return result;

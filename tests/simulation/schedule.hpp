@@ -28,6 +28,9 @@ struct schedule_result {
     std::string summary;
     std::uint64_t grants = 0;
     std::vector<std::string> violations;
+    /// Violations excused by clock steps no client could see (history::residue).
+    std::vector<std::string> residue;
+    std::size_t clock_steps = 0;
     std::vector<std::string> notes;
     std::vector<std::string> trace;
 };

@@ -2,6 +2,7 @@
 
 #include "history.hpp"
 
+#include "core/clock_watch.hpp"
 #include "transport/scripts.hpp"
 #include "transport/server_info.hpp"
 
@@ -257,6 +258,7 @@ private:
 
     void connect() {
         state_ = state::connecting;
+        connect_sent_ = w_.now();
         const auto attempt = ++connect_attempt_;
         const bool blocked = partitioned_until_ > w_.now();
         const real_ns when = blocked ? w_.now() + connect_timeout_ : w_.now() + 2 * latency();
@@ -278,8 +280,11 @@ private:
             back_off();
             return;
         }
-        // The handshake: INFO server, memory and stats, as node_connection sends it.
+        // The handshake: INFO server, memory and stats, then TIME, as node_connection sends
+        // them; TIME's round trip counted from the connect, as the real one's is from the
+        // moment it is queued.
         read_info();
+        observe_time(connect_sent_, read_time());
         connected_at_ = w_.now();
         for (const auto* script : detail::preloaded_scripts) {
             node_.execute({"SCRIPT", "LOAD", std::string(script->text)}, who_);
@@ -294,6 +299,44 @@ private:
         for (auto& p : held) {
             transmit(p);
         }
+    }
+
+    /// The node's TIME read now, through the real parser: when, and what it said.
+    struct node_time {
+        real_ns read_at = 0;
+        std::optional<std::chrono::microseconds> value;
+    };
+    node_time read_time() {
+        const parsed t(node_.execute({"TIME"}, who_));
+        node_time got{w_.now(), std::nullopt};
+        if (t.reply && t.reply->type == REDIS_REPLY_ARRAY && t.reply->elements == 2) {
+            got.value =
+                detail::parse_node_time({t.reply->element[0]->str, t.reply->element[0]->len},
+                                        {t.reply->element[1]->str, t.reply->element[1]->len});
+        }
+        return got;
+    }
+    /// node_connection::on_node_time's weighing, by the same clock_watch, of a TIME sent at
+    /// `sent` and answered now.
+    void observe_time(real_ns sent, const node_time& t) {
+        if (!t.value) {
+            return;
+        }
+        const detail::clock::time_point sent_local(std::chrono::nanoseconds(clock_.local(sent)));
+        const detail::clock::time_point now(std::chrono::nanoseconds(clock_.local(w_.now())));
+        h_.time_sample(
+            client_, node_.id(),
+            {t.read_at, w_.now(), clock_.local(sent), clock_.local(w_.now()), t.value->count()});
+        const auto step = clock_watch_.observe({sent_local, now, *t.value}, clock_drift_);
+        if (!step) {
+            return;
+        }
+        forgot_at_ = now;
+        if (!started_at_ || *started_at_ < now) {
+            started_at_ = now;
+        }
+        quarantine_cause_ = detail::clock_step_text(*step);
+        SIM_TRACE(w_, who_, quarantine_cause_ + ": quarantined");
     }
 
     /// node_connection::on_server_info's reading, through the real parser: the reply is
@@ -313,8 +356,11 @@ private:
             started = now;
             forgot_at_ = now; // kept by later refreshes, as in node_connection
             restart_seen_at_ = dropped_at_.value_or(now);
+            quarantine_cause_.clear();
+            clock_watch_.forget();
         } else if (evicted_keys_ && got.evicted_keys && *got.evicted_keys != *evicted_keys_) {
             forgot_at_ = now;
+            quarantine_cause_.clear();
             SIM_TRACE(w_, who_, "evicted_keys changed: quarantined");
         }
         if (forgot_at_ && *forgot_at_ > started) {
@@ -347,22 +393,28 @@ private:
                 return;
             }
             const auto incarnation = self->node_.incarnation();
-            self->w_.at(self->w_.now() + self->latency(), -1, [weak, connection, incarnation] {
-                auto self = weak.lock();
-                if (!self || self->connection_ != connection || !self->node_.up() ||
-                    self->node_.incarnation() != incarnation) {
-                    return;
-                }
-                self->w_.at(self->w_.now() + self->latency(), self->client_, [weak, connection] {
-                    auto self = weak.lock();
-                    if (!self || self->state_ != state::connected ||
-                        self->connection_ != connection) {
-                        return;
-                    }
-                    self->read_info();
-                    self->schedule_refresh();
-                });
-            });
+            const auto sent = self->w_.now();
+            self->w_.at(self->w_.now() + self->latency(), -1,
+                        [weak, connection, incarnation, sent] {
+                            auto self = weak.lock();
+                            if (!self || self->connection_ != connection || !self->node_.up() ||
+                                self->node_.incarnation() != incarnation) {
+                                return;
+                            }
+                            // TIME is read at the node on the way; INFO on the reply's arrival.
+                            const auto node_time = self->read_time();
+                            self->w_.at(self->w_.now() + self->latency(), self->client_,
+                                        [weak, connection, sent, node_time] {
+                                            auto self = weak.lock();
+                                            if (!self || self->state_ != state::connected ||
+                                                self->connection_ != connection) {
+                                                return;
+                                            }
+                                            self->read_info();
+                                            self->observe_time(sent, node_time);
+                                            self->schedule_refresh();
+                                        });
+                        });
         });
     }
 
@@ -484,6 +536,8 @@ private:
     std::uint64_t connection_ = 0;
     /// When the connection now up read the server's INFO.
     real_ns connected_at_ = 0;
+    /// When the connect under way started: the handshake's TIME counts its round trip from it.
+    real_ns connect_sent_ = 0;
     /// A connection whose byte stream lost a reply: nothing more comes out of it.
     std::uint64_t dead_ = 0;
     std::uint64_t connect_attempt_ = 0;
@@ -505,8 +559,14 @@ private:
     std::optional<detail::clock::time_point> restart_seen_at_;
     std::optional<detail::clock::time_point> dropped_at_;
 
+    detail::clock_watch clock_watch_;
+    double clock_drift_ = lock_options{}.clock_drift_factor;
+    std::string quarantine_cause_;
+
 public:
     std::string_view eviction_risk() const { return eviction_risk_; }
+    std::string_view quarantine_cause() const { return quarantine_cause_; }
+    void allow_clock_drift(double rate) { clock_drift_ = std::max(clock_drift_, rate); }
 };
 
 sim_link::sim_link(world& w, history& h, sim_node& node, int client, drift_clock clock,
@@ -553,6 +613,18 @@ std::optional<detail::clock::time_point> sim_link::started_at() const noexcept {
 
 std::optional<detail::clock::time_point> sim_link::restart_seen_at() const noexcept {
     return core_->restart_seen_at();
+}
+
+std::string_view sim_link::quarantine_cause() const noexcept {
+    return core_->quarantine_cause();
+}
+
+std::string_view sim_link::clock_steps_undetectable() const noexcept {
+    return {}; // the simulated TIME is never refused
+}
+
+void sim_link::allow_clock_drift(double rate) {
+    core_->allow_clock_drift(rate);
 }
 
 void cut(link_core& core, const char* why) {

@@ -54,6 +54,9 @@ public:
     std::string_view eviction_risk() const noexcept override;
     std::optional<detail::clock::time_point> started_at() const noexcept override;
     std::optional<detail::clock::time_point> restart_seen_at() const noexcept override;
+    std::string_view quarantine_cause() const noexcept override;
+    std::string_view clock_steps_undetectable() const noexcept override;
+    void allow_clock_drift(double rate) override;
     const node_address& address() const noexcept override { return address_; }
 
     /// Fault injection: for the world's fault events.

@@ -64,6 +64,9 @@ public:
     std::string execute(const std::vector<std::string>& args, const std::string& who);
 
     void crash();
+    /// The node's wall clock steps by `delta` (an NTP step, a VM resumed, an operator): its
+    /// TIME and every expiry, which Redis measures on that clock, move with it.
+    void step_clock(real_ns delta) { clock_.offset += delta; }
     void restart();
     void flush_scripts();
 

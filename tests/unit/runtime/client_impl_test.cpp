@@ -62,6 +62,10 @@ public:
     std::string_view run_id() const noexcept override { return run_id_; }
     std::string_view restarts_undetectable() const noexcept override { return undetectable_; }
     std::string_view eviction_risk() const noexcept override { return eviction_risk_; }
+    std::string_view quarantine_cause() const noexcept override { return quarantine_cause_; }
+    std::string_view clock_steps_undetectable() const noexcept override { return {}; }
+    void allow_clock_drift(double rate) override { clock_drift_ = rate; }
+    double clock_drift() const { return clock_drift_; }
 
     bool has_sent() const { return !sent_.empty(); }
 
@@ -102,6 +106,8 @@ public:
     std::string run_id_;
     std::string undetectable_;
     std::string eviction_risk_;
+    std::string quarantine_cause_;
+    double clock_drift_ = 0;
     std::chrono::milliseconds patience_{0};
     bool refuses_ = false;
     /// Answers every script with NOSCRIPT, EVAL included (a broken or hostile node).
@@ -415,6 +421,38 @@ TEST(eviction_veto, a_node_that_can_evict_keys_does_not_vote_by_default) {
     EXPECT_EQ(result.votes[1].error, redlock::errc::node_can_evict);
     EXPECT_EQ(result.votes[1].server_message, "can evict keys: maxmemory-policy volatile-ttl");
     EXPECT_EQ(result.votes[2].error, redlock::errc::node_can_evict);
+}
+
+TEST(clock_step, quarantines_the_node_as_a_restart_would_and_says_why) {
+    scripted_client c;
+    // What node_connection does on a step: started_at now, restart_seen_at untouched.
+    for (const std::size_t node : {1, 2}) {
+        c.link(node).started_at_ = c.now_;
+        c.link(node).quarantine_cause_ = "clock stepped by +1500 ms";
+    }
+    EXPECT_EQ(c.quarantine_left(1), 60602ms) << "as long as after a restart";
+    auto [ec, result] = c.try_acquire(one_attempt());
+    EXPECT_TRUE(ec) << "two of three nodes do not count";
+    EXPECT_EQ(result.votes[1].error, redlock::errc::node_quarantined);
+    EXPECT_EQ(result.votes[1].server_message,
+              "clock stepped by +1500 ms 0.0 s ago, votes count again in 60.6 s");
+    c.link(1).quarantine_cause_.clear();
+    c.link(1).restart_seen_at_ = c.now_;
+    auto [again, restarted] = c.try_acquire(one_attempt());
+    EXPECT_EQ(restarted.votes[1].server_message,
+              "node restarted 0.0 s ago, votes count again in 60.6 s");
+}
+
+TEST(clock_step, the_links_allow_the_largest_drift_factor_in_use) {
+    scripted_client c;
+    EXPECT_EQ(c.link(0).clock_drift_, 0) << "the links start at the default themselves";
+    redlock::lock_options options;
+    options.clock_drift_factor = 0.05;
+    c.acquire(options);
+    EXPECT_EQ(c.link(0).clock_drift_, 0.05);
+    options.clock_drift_factor = 0.02;
+    c.acquire(options);
+    EXPECT_EQ(c.link(2).clock_drift_, 0.05) << "only grows, as the quarantine's drift";
 }
 
 TEST(eviction_veto, an_evicting_node_votes_when_the_user_accepts_it) {
