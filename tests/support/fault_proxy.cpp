@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <future>
 #include <list>
 #include <thread>
@@ -128,6 +129,21 @@ struct fault_proxy::impl {
     std::list<std::shared_ptr<connection>> connections;
     std::thread thread;
 
+    /// Runs `change`, then cuts every open connection with a reset, in one step of the
+    /// proxy's own thread (no connection sees both sides of the change); returns once done.
+    void change_and_cut(const std::function<void()>& change) {
+        std::promise<void> done;
+        asio::post(io, [this, &change, &done] {
+            change();
+            for (auto& c : connections) {
+                c->close(true);
+            }
+            connections.clear();
+            done.set_value();
+        });
+        done.get_future().wait();
+    }
+
     void accept() {
         auto c = std::make_shared<connection>(io);
         acceptor.async_accept(c->client, [this, c](boost::system::error_code ec) {
@@ -190,41 +206,15 @@ void fault_proxy::set_mode(mode m) {
 }
 
 void fault_proxy::reset_connections() {
-    std::promise<void> done;
-    asio::post(impl_->io, [this, &done] {
-        for (auto& c : impl_->connections) {
-            c->close(true);
-        }
-        impl_->connections.clear();
-        done.set_value();
-    });
-    done.get_future().wait();
+    impl_->change_and_cut([] {});
 }
 
 void fault_proxy::retarget(std::uint16_t target_port) {
-    std::promise<void> done;
-    asio::post(impl_->io, [this, target_port, &done] {
-        impl_->target.port(target_port);
-        for (auto& c : impl_->connections) {
-            c->close(true);
-        }
-        impl_->connections.clear();
-        done.set_value();
-    });
-    done.get_future().wait();
+    impl_->change_and_cut([this, target_port] { impl_->target.port(target_port); });
 }
 
 void fault_proxy::cut_over(mode m) {
-    std::promise<void> done;
-    asio::post(impl_->io, [this, m, &done] {
-        impl_->current.store(m);
-        for (auto& c : impl_->connections) {
-            c->close(true);
-        }
-        impl_->connections.clear();
-        done.set_value();
-    });
-    done.get_future().wait();
+    impl_->change_and_cut([this, m] { impl_->current.store(m); });
 }
 
 } // namespace redlock::test
