@@ -264,9 +264,10 @@ void history::mismatch_heard(int client, int node, const std::vector<std::string
     if (!eval || keys >= args.size() - 3) {
         return;
     }
-    auto& m =
-        mismatches_.try_emplace(args[3 + keys], mismatches{client, world_.now(), {}}).first->second;
-    m.nodes.emplace(node, world_.now() - sent_at);
+    auto& m = mismatches_.try_emplace(args[3 + keys], mismatches{client, world_.now(), sent_at, {}})
+                  .first->second;
+    m.sent = std::min(m.sent, sent_at);
+    m.nodes.emplace(node, world_.now());
 }
 
 void history::acquire_ended(int client, real_ns started, real_ns node_timeout, std::error_code ec) {
@@ -279,7 +280,7 @@ void history::acquire_ended(int client, real_ns started, real_ns node_timeout, s
         // Answers well inside the node_timeout (the client's clock runs within 0.25 % of
         // real time): votes of the attempt, not late replies.
         const auto in_time = std::count_if(m.nodes.begin(), m.nodes.end(), [&](const auto& n) {
-            return n.second < node_timeout - node_timeout / 100;
+            return n.second - m.sent < node_timeout - node_timeout / 100;
         });
         // While its process was paused, the client's timer and the answers are both due at
         // its resume, in either order: the answers may come too late for the attempt.
@@ -500,8 +501,8 @@ void history::check_end() {
                     std::string excuse;
                     for (const auto& [id, ws] : times) {
                         const auto& h = holders_[static_cast<std::size_t>(id)];
-                        if (excuse.empty() && h.mode == lock_mode::permit &&
-                            h.permits == permits && h.granted_at <= t) {
+                        if (excuse.empty() && h.mode == lock_mode::permit && h.permits == permits &&
+                            h.granted_at <= t) {
                             excuse = undetectable_step(h.client, h.attempt_start, h.granted_at);
                         }
                     }

@@ -221,7 +221,11 @@ private:
     struct mismatches {
         int client;
         real_ns first;
-        /// Each node's answer: how long after its command was sent it came.
+        /// The earliest send of a command with this token that was answered with a mismatch:
+        /// at or after the attempt's start, whose node_timeout bounds every vote (a copy
+        /// resent after NOSCRIPT is sent later, but its answer is due by the same deadline).
+        real_ns sent;
+        /// When each node's answer reached the client.
         std::map<int, real_ns> nodes;
     };
     std::map<std::string, mismatches> mismatches_;

@@ -307,6 +307,20 @@ scenario make_scenario(world& w, int forced_profile) {
             .lies_about_counter = true;
     }
 
+    // One schedule in eight with three nodes or more has a client that lists one server
+    // twice, under a second address in place of another node: counted twice, its votes
+    // would let that client grant with two real nodes out of five, beside another client's
+    // majority (a). A generator of its own, salted like the ones above.
+    std::mt19937_64 doubler(w.seed() ^ 0x6475706c69ULL);
+    if (nodes >= 3 && doubler() % 8 == 0) {
+        s.duplicate.client = static_cast<int>(doubler() % static_cast<std::uint64_t>(clients));
+        s.duplicate.node = static_cast<int>(doubler() % static_cast<std::uint64_t>(nodes));
+        s.duplicate.replaced =
+            static_cast<int>((static_cast<std::uint64_t>(s.duplicate.node) + 1 +
+                              doubler() % static_cast<std::uint64_t>(nodes - 1)) %
+                             static_cast<std::uint64_t>(nodes));
+    }
+
     // One schedule in four (every one with REDLOCK_SIM_CLOCK_STEPS=1) steps one or two
     // nodes' wall clocks, forward or back, by a little (within the detector's margin) or a
     // lot: keys expire early on a clock stepped forward, and the clients must see it
@@ -439,6 +453,12 @@ std::string ms_text(real_ns t) {
 std::vector<std::string> describe_plan(const scenario& s) {
     std::vector<std::string> out;
     char buf[200];
+    if (s.duplicate.client >= 0) {
+        std::snprintf(buf, sizeof buf,
+                      "c%d lists node%d twice (a second address in place of node%d)",
+                      s.duplicate.client, s.duplicate.node, s.duplicate.replaced);
+        out.emplace_back(buf);
+    }
     for (std::size_t n = 0; n < s.nodes.size(); ++n) {
         const auto& f = s.nodes[n];
         std::snprintf(

@@ -85,6 +85,14 @@ struct scenario {
     std::vector<fault> faults;
     client_config config;
     std::chrono::milliseconds max_ttl{0};
+    /// A client that lists one server under two names: in `duplicate.client`'s node list,
+    /// the entry of node `duplicate.replaced` is a second address of node `duplicate.node`
+    /// (its votes must count once: client_impl::veto_grant). Off when client < 0.
+    struct duplicate_address {
+        int client = -1;
+        int node = 0;
+        int replaced = 0;
+    } duplicate;
 };
 
 /// `forced_profile` >= 0 overrides the profile the seed would pick (for exploring one mix;

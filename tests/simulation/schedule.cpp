@@ -120,7 +120,11 @@ void schedule::make_client(int c) {
         const auto n = static_cast<std::size_t>(address.port - 10000);
         auto link = std::make_unique<sim_link>(w_, h_, *nodes_[n], c, clock, strand,
                                                std::move(address), config, sc_.net);
-        links_[static_cast<std::size_t>(c)][n] = link->core();
+        // A second address of one server (sc_.duplicate): faults aimed at the node act on
+        // the link of its first address.
+        if (links_[static_cast<std::size_t>(c)][n].expired()) {
+            links_[static_cast<std::size_t>(c)][n] = link->core();
+        }
         return link;
     };
     env.next_token = [this] {
@@ -163,6 +167,11 @@ void schedule::make_client(int c) {
         node_address a;
         a.host = "sim";
         a.port = static_cast<std::uint16_t>(10000 + n);
+        if (sc_.duplicate.client == c && static_cast<int>(n) == sc_.duplicate.replaced) {
+            // Another name of node `duplicate.node`, in place of this one.
+            a.host = "sim-alias";
+            a.port = static_cast<std::uint16_t>(10000 + sc_.duplicate.node);
+        }
         config.nodes.push_back(a.display());
         addresses.push_back(a);
     }
