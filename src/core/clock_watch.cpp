@@ -57,10 +57,19 @@ std::optional<std::chrono::microseconds> clock_watch::observe(const time_sample&
     if (previous_) {
         step = moved(*previous_, now, drift_rate);
     }
+    if (!step && precise_) {
+        step = moved(*precise_, now, drift_rate);
+    }
     if (!step && first_) {
         step = moved(*first_, now, drift_rate);
     }
     previous_ = now;
+    if (step || !precise_ ||
+        static_cast<double>(now.error_us) <=
+            static_cast<double>(precise_->error_us) +
+                drift_rate * static_cast<double>(now.mid_us - precise_->mid_us)) {
+        precise_ = now;
+    }
     if (step || !first_) {
         first_ = now;
     }
@@ -73,6 +82,7 @@ std::optional<std::chrono::microseconds> clock_watch::observe(const time_sample&
 void clock_watch::forget() noexcept {
     first_.reset();
     previous_.reset();
+    precise_.reset();
 }
 
 std::string clock_step_text(std::chrono::microseconds step) {

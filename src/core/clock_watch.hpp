@@ -34,8 +34,10 @@ std::optional<std::chrono::microseconds> parse_node_time(std::string_view second
 /// may move by `drift_rate` x the time between the two middles, plus both uncertainties,
 /// plus resolution_margin (TIME's microseconds, the steady clock's reading, rounding);
 /// more than that is a step. Each sample is weighed against the previous one (a step shows
-/// at once) and against the first one since the last step (a rate beyond the bound adds up
-/// there). Both directions count: a backward step means the clock was ahead before.
+/// at once), against the last precise one (a step inside a slow round trip, which that
+/// sample's own uncertainty hides, shows at the next precise sample) and against the first
+/// one since the last step (a rate beyond the bound adds up there). Both directions count:
+/// a backward step means the clock was ahead before.
 class clock_watch {
 public:
     static constexpr std::chrono::microseconds resolution_margin{1000};
@@ -54,6 +56,9 @@ private:
     };
     std::optional<reading> first_;
     std::optional<reading> previous_;
+    // The latest sample no less precise than every later one: its half round trip, widened
+    // by drift x elapsed since, no larger than theirs.
+    std::optional<reading> precise_;
 };
 
 /// "clock stepped by +1500 ms": how a step is shown in a vote's reason and the log.

@@ -49,9 +49,13 @@ namespace redlock::sim {
 /// before the step and the second after it and answered before g, whose offsets (node time
 /// minus the middle of the round trip on the client's clock) moved by more than
 /// drift x elapsed + both half round trips + 1 ms: the rule of core/clock_watch, computed
-/// here again from the raw samples. (a) between two holders is a failure unless a forward
-/// step on some node before the later grant was undetectable by the later holder's client at
-/// its grant; such violations are the residue docs/safety.md names, counted apart.
+/// here again from the raw samples. (a) between two holders is a failure unless forward
+/// steps of one node, after the earlier holder's attempt began and before the later grant,
+/// add up to more than the earlier holder's validity then had left (its hold there, which
+/// lives at least that long unstepped, may have expired before the later grant), and one of
+/// them was undetectable by the later holder's client at its grant; such violations are the
+/// residue docs/safety.md names, counted apart. Any other step excuses nothing: a step too
+/// small or too early to drop that hold, or on a node long after, hides no defect.
 /// (m) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
 ///     than its backoff's end, whatever happened to the release notifications (lost,
 ///     delayed, subscriber cut), unless its process was paused meanwhile.
@@ -135,9 +139,14 @@ public:
     void clock_step(int node, real_ns delta) { steps_.push_back({node, world_.now(), delta}); }
     /// Violations excused by undetectable clock steps (see above).
     const std::vector<std::string>& residue() const { return residue_; }
-    /// "n1's clock stepped by +1.5 s at 0.3 s ..." when a forward step on some node before
-    /// `granted` was undetectable by `client` by `attempt_start`, else empty.
-    std::string undetectable_step(int client, real_ns attempt_start, real_ns granted) const;
+    /// "n1's clock stepped by +1.5 s at 0.3 s ..." when forward steps of one node could have
+    /// dropped holder `earlier`'s hold there before holder `later` was granted, and one of
+    /// them was undetectable by `later`'s client by its attempt's start; else empty. The hold
+    /// lives on each node, unstepped, at least until the end of `earlier`'s latest validity
+    /// adopted by then (the key's ttl runs from its write, after the attempt's start; the
+    /// drift term covers the clocks' rates): only steps after `earlier`'s attempt began, that
+    /// add up to more than that validity's remainder at `later`'s grant, can excuse.
+    std::string undetectable_step(int earlier, int later) const;
     /// Whether `client` could detect step `step` by `before` (see above).
     bool detectable(int client, std::size_t step, real_ns before) const;
 

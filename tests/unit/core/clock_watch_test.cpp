@@ -105,6 +105,23 @@ TEST(clock_watch, a_slow_round_trip_hides_a_step_no_larger_than_its_uncertainty)
     EXPECT_FALSE(w.observe(sample(1s, 100ms, wall_at(1s + 50ms + 40ms)), rate));
 }
 
+TEST(clock_watch, a_step_inside_one_slow_round_trip_is_seen_at_the_next_precise_sample) {
+    // A connection an hour old: drift x elapsed against its first sample allows 36 s. A step
+    // of 1 s lands within a 4 s round trip (a node stalled, a VM paused and resumed), whose
+    // own uncertainty hides it; the next sample is precise again and must show it, weighed
+    // against the last precise one rather than the slow one alone.
+    clock_watch w;
+    w.observe(sample(0us, 400us, wall_at(200us)), rate);
+    EXPECT_FALSE(w.observe(sample(3600s, 400us, wall_at(3600s + 200us)), rate));
+    const auto slow = std::chrono::microseconds(3601s);
+    EXPECT_FALSE(w.observe(sample(slow, 4s, wall_at(slow + 2s, 1s)), rate))
+        << "within the slow sample's own uncertainty";
+    const auto next = slow + 5s;
+    const auto step = w.observe(sample(next, 400us, wall_at(next + 200us, 1s)), rate);
+    ASSERT_TRUE(step);
+    EXPECT_EQ(*step, 1s);
+}
+
 TEST(clock_watch, another_server_starts_afresh) {
     clock_watch w;
     w.observe(sample(0us, 400us, wall_at(200us)), rate);
