@@ -273,7 +273,9 @@ void history::mismatch_heard(int client, int node, const std::vector<std::string
 void history::acquire_ended(int client, real_ns started, real_ns node_timeout, std::error_code ec) {
     for (auto it = mismatches_.begin(); it != mismatches_.end();) {
         const auto& m = it->second;
-        if (m.client != client || m.first < started) {
+        // Answers to commands sent before this acquire started (late answers to an earlier
+        // acquire of this client, after it ended) are not this acquire's votes.
+        if (m.client != client || m.sent < started) {
             ++it;
             continue;
         }
@@ -371,7 +373,13 @@ bool history::detectable(int client, std::size_t step, real_ns before) const {
 std::string history::undetectable_step(int earlier, int later) const {
     const auto& e = holders_[static_cast<std::size_t>(earlier)];
     const auto& l = holders_[static_cast<std::size_t>(later)];
-    real_ns lives_until = INT64_MIN;
+    // How long `earlier`'s key lives on a node whose clock did not step, as of `later`'s
+    // grant: its grant's window (written at its attempt's start, also where that grant
+    // came later, after a pause) and the renewals before `later`'s grant.
+    if (e.windows.empty() || e.attempt_start >= l.granted_at) {
+        return {};
+    }
+    real_ns lives_until = e.windows.front().to;
     for (const auto& w : e.windows) {
         if (w.from <= l.granted_at) {
             lives_until = std::max(lives_until, w.to);
@@ -474,12 +482,14 @@ void history::check_end() {
                 for (const auto& wa : times[i].second) {
                     for (const auto& wb : times[j].second) {
                         if (wa.from < wb.to && wb.from < wa.to) {
-                            // The later grant may have counted a node whose clock stepped
-                            // where no sample of its client could see it.
-                            const bool a_first = a.granted_at < b.granted_at;
-                            const auto excuse =
-                                a_first ? undetectable_step(times[i].first, times[j].first)
-                                        : undetectable_step(times[j].first, times[i].first);
+                            // Either grant may have counted a node whose clock stepped where
+                            // no sample of its client could see it, dropping the other's key
+                            // (written first, even where its grant came later: a paused
+                            // client).
+                            auto excuse = undetectable_step(times[i].first, times[j].first);
+                            if (excuse.empty()) {
+                                excuse = undetectable_step(times[j].first, times[i].first);
+                            }
                             if (!excuse.empty()) {
                                 residue_.push_back("(a) two holders (" + excuse +
                                                    "): " + describe(times[i].first) + " overlaps " +
@@ -530,9 +540,7 @@ void history::check_end() {
                     std::string excuse;
                     for (const int e : there) {
                         for (const int l : there) {
-                            const auto& he = holders_[static_cast<std::size_t>(e)];
-                            const auto& hl = holders_[static_cast<std::size_t>(l)];
-                            if (excuse.empty() && he.granted_at < hl.granted_at) {
+                            if (excuse.empty() && e != l) {
                                 excuse = undetectable_step(e, l);
                             }
                         }

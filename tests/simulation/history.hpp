@@ -143,7 +143,9 @@ public:
     /// dropped holder `earlier`'s hold there before holder `later` was granted, and one of
     /// them was undetectable by `later`'s client by its attempt's start; else empty. The hold
     /// lives on each node, unstepped, at least until the end of `earlier`'s latest validity
-    /// adopted by then (the key's ttl runs from its write, after the attempt's start; the
+    /// adopted by then, or of its grant's validity where that grant came after `later`'s
+    /// (written first, granted after a pause) (the key's ttl runs from its write, after the
+    /// attempt's start; the
     /// drift term covers the clocks' rates): only steps after `earlier`'s attempt began, that
     /// add up to more than that validity's remainder at `later`'s grant, can excuse.
     std::string undetectable_step(int earlier, int later) const;

@@ -54,7 +54,7 @@ std::int64_t after_ms(std::int64_t base, long long count) {
     std::int64_t sum = 0;
     if (__builtin_mul_overflow(count, 1000LL, &scaled) ||
         __builtin_add_overflow(base, scaled, &sum)) {
-        return count < 0 ? INT64_MIN : INT64_MAX;
+        return count < 0 ? INT64_MIN + 1 : INT64_MAX; // long past, not no_expiry
     }
     return sum;
 }
@@ -86,7 +86,7 @@ sim_node::entry* sim_node::find(const std::string& key) {
     if (it == data_.end()) {
         return nullptr;
     }
-    if (it->second.expire_us >= 0 && local_us() >= it->second.expire_us) {
+    if (it->second.expire_us != no_expiry && local_us() >= it->second.expire_us) {
         data_.erase(it);
         return nullptr;
     }
@@ -265,7 +265,7 @@ sim_reply sim_node::cmd_set(const args_t& a) {
     if ((nx && e) || (xx && !e)) {
         return get ? old : sim_reply::nil();
     }
-    const auto kept = keepttl && e ? e->expire_us : -1;
+    const auto kept = keepttl && e ? e->expire_us : no_expiry;
     const bool was_live = e && e->type == kind::string && e->value == a[2];
     note_hold_written(a[1], a[2], was_live);
     auto& fresh = create(a[1], kind::string);
@@ -367,7 +367,8 @@ sim_reply sim_node::expire(const args_t& a, bool absolute) {
     }
     const long long target = absolute ? when : now_ms + when;
     // The current expiry in ms, -1 for none (infinite for GT and LT).
-    const long long current = e->expire_us < 0 ? -1 : (epoch_ns / us + e->expire_us) / 1000;
+    const long long current =
+        e->expire_us == no_expiry ? -1 : (epoch_ns / us + e->expire_us) / 1000;
     if ((nx && current != -1) || (xx && current == -1) ||
         (gt && (current == -1 || target <= current)) ||
         (lt && current != -1 && target >= current)) {
@@ -386,7 +387,8 @@ sim_reply sim_node::cmd_pttl(const args_t& a) {
     if (!e) {
         return sim_reply::number(-2);
     }
-    return sim_reply::number(e->expire_us < 0 ? -1 : (e->expire_us - local_us() + 999) / 1000);
+    return sim_reply::number(e->expire_us == no_expiry ? -1
+                                                       : (e->expire_us - local_us() + 999) / 1000);
 }
 
 sim_reply sim_node::cmd_type(const args_t& a) {
@@ -706,7 +708,7 @@ bool sim_node::writer_mark_ahead(const std::string& key) {
 void sim_node::note_force_delete(const std::string& key, const entry& e) {
     // (p): lock state only. Strings of a lock always have an expiry; a lock hash says its
     // kind in `mode`.
-    bool lock_state = e.type == kind::string && e.expire_us >= 0;
+    bool lock_state = e.type == kind::string && e.expire_us != no_expiry;
     if (e.type == kind::hash) {
         for (const auto& [field, value] : e.fields) {
             long long permits = 0;
@@ -819,7 +821,7 @@ void sim_node::evict_one() {
     auto victim = data_.end();
     for (auto it = data_.begin(); it != data_.end(); ++it) {
         const auto& e = it->second;
-        if (e.expire_us >= 0 && now < e.expire_us &&
+        if (e.expire_us != no_expiry && now < e.expire_us &&
             (victim == data_.end() || e.expire_us < victim->second.expire_us ||
              (e.expire_us == victim->second.expire_us && it->first < victim->first))) {
             victim = it;
@@ -862,7 +864,7 @@ std::vector<std::string> sim_node::live_lock_keys() const {
         if (key.ends_with(":fence") || key.starts_with("fence:")) {
             continue;
         }
-        if (e.expire_us < 0 || now < e.expire_us) {
+        if (e.expire_us == no_expiry || now < e.expire_us) {
             out.push_back(key);
         }
     }

@@ -7,6 +7,7 @@
 #include "sim_world.hpp"
 #include "transport/scripts.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -130,10 +131,13 @@ private:
 
     using args_t = std::vector<std::string>;
     enum class kind { string, hash, list };
+    static constexpr std::int64_t no_expiry = INT64_MIN;
     struct entry {
         std::string value;
-        /// Node-local microseconds (a 15-digit TTL in ms fits), -1 = none.
-        std::int64_t expire_us = -1;
+        /// Node-local microseconds (a 15-digit TTL in ms fits), or no_expiry. Any other
+        /// value is a time, negative ones too: a node clock stepped back below its zero
+        /// still expires its keys.
+        std::int64_t expire_us = no_expiry;
         std::uint64_t written = 0; // command number that wrote it
         kind type = kind::string;
         /// A hash's fields in insertion order, as a small Redis hash (listpack) keeps them.
