@@ -108,8 +108,9 @@ TEST_F(nodes_test, fencing_tokens_strictly_increase_across_successive_holders) {
     }
     EXPECT_EQ(previous, 2000u) << "with every node reachable each grant raises by exactly one";
     EXPECT_EQ(highest_counter("fenced:seq"), previous);
-    // What stays behind by design: one counter per node, and no lock.
-    EXPECT_EQ(keys_everywhere(), 5);
+    // What stays behind by design: one counter per node, and no lock. The release completes
+    // at a quorum of deletes: the others land within the node_timeout.
+    EXPECT_TRUE(eventually([] { return keys_everywhere() == 5; })) << keys_everywhere();
     EXPECT_FALSE(inspector(1).get("fenced:seq"));
 }
 
