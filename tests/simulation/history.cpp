@@ -530,8 +530,10 @@ void history::check_end() {
                     std::vector<int> there;
                     for (const auto& [id, ws] : times) {
                         const auto& h = holders_[static_cast<std::size_t>(id)];
-                        const bool holds = std::any_of(ws.begin(), ws.end(), [t](const auto& w) {
-                            return w.from <= t && t < w.to;
+                        // A copy: clang 14 cannot capture a structured binding.
+                        const real_ns at = t;
+                        const bool holds = std::any_of(ws.begin(), ws.end(), [at](const auto& w) {
+                            return w.from <= at && at < w.to;
                         });
                         if (h.mode == lock_mode::permit && h.permits == permits && holds) {
                             there.push_back(id);
