@@ -1,6 +1,6 @@
 // No server: the costs the library adds around the network.
-#include "runtime/token.hpp"
 #include "core/acquire_fsm.hpp"
+#include "runtime/token.hpp"
 #include "transport/commands.hpp"
 
 #include <benchmark/benchmark.h>

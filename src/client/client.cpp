@@ -1,12 +1,12 @@
 #include "redlock/client.hpp"
 
-#include "runtime/client_impl.hpp"
 #include "core/validate.hpp"
 #include "operations/acquire_op.hpp"
 #include "operations/extend_release_traits.hpp"
 #include "operations/force_release_op.hpp"
 #include "operations/inspect_op.hpp"
 #include "operations/round_op.hpp"
+#include "runtime/client_impl.hpp"
 
 #include <boost/asio/post.hpp>
 

@@ -1,9 +1,9 @@
 #ifndef REDLOCK_SRC_EXTEND_RELEASE_TRAITS_HPP
 #define REDLOCK_SRC_EXTEND_RELEASE_TRAITS_HPP
 
-#include "runtime/client_impl.hpp"
 #include "core/extend_fsm.hpp"
 #include "core/release_fsm.hpp"
+#include "runtime/client_impl.hpp"
 #include "transport/scripts.hpp"
 
 #include "redlock/client.hpp"

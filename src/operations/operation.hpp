@@ -1,8 +1,8 @@
 #ifndef REDLOCK_SRC_OPERATION_HPP
 #define REDLOCK_SRC_OPERATION_HPP
 
-#include "runtime/client_impl.hpp"
 #include "core/validity.hpp"
+#include "runtime/client_impl.hpp"
 #include "transport/commands.hpp"
 #include "transport/node_reply.hpp"
 

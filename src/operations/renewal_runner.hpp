@@ -1,9 +1,9 @@
 #ifndef REDLOCK_SRC_RENEWAL_RUNNER_HPP
 #define REDLOCK_SRC_RENEWAL_RUNNER_HPP
 
-#include "runtime/client_impl.hpp"
 #include "core/renewal_fsm.hpp"
 #include "operations/completion.hpp"
+#include "runtime/client_impl.hpp"
 
 #include "redlock/watchdog.hpp"
 

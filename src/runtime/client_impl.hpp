@@ -1,12 +1,12 @@
 #ifndef REDLOCK_SRC_RUNTIME_CLIENT_IMPL_HPP
 #define REDLOCK_SRC_RUNTIME_CLIENT_IMPL_HPP
 
-#include "runtime/environment.hpp"
-#include "runtime/fence_floors.hpp"
-#include "runtime/release_watch.hpp"
 #include "core/held_locks.hpp"
 #include "core/server_identities.hpp"
 #include "core/validity.hpp"
+#include "runtime/environment.hpp"
+#include "runtime/fence_floors.hpp"
+#include "runtime/release_watch.hpp"
 #include "runtime/renewal_timers.hpp"
 #include "runtime/time_source.hpp"
 #include "transport/node_link.hpp"

@@ -1,7 +1,7 @@
 #include "runtime/environment.hpp"
 
-#include "runtime/token.hpp"
 #include "runtime/asio_time_source.hpp"
+#include "runtime/token.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/subscriber_connection.hpp"
 #include "transport/tls_context.hpp"

@@ -1,7 +1,7 @@
 // The second phase of a fenced acquire, on a fake clock: the candidate token, the raise
 // quorum, and what a failed raise costs.
-#include "runtime/fence_floors.hpp"
 #include "core/acquire_fsm.hpp"
+#include "runtime/fence_floors.hpp"
 
 #include "redlock/fencing.hpp"
 
