@@ -41,6 +41,11 @@ done
 cache=${FRESH_CACHE_DIR:-/var/cache/redlock-fresh}
 base=$cache/bookworm-minbase.tar
 mkdir -p "$cache/archives/partial"
+# The packages this host already downloaded (its own set-up above installed the same ones)
+# need not cross the network again: hard links, so nothing is copied (skipped across
+# filesystems). apt in the chroot still installs every package from scratch and checks each
+# file against its index; only the download is saved, as with a local mirror.
+cp -n -l /var/cache/apt/archives/*.deb "$cache/archives/" 2>/dev/null || true
 
 # The Debian mirror this host's apt uses (a fresh machine would use the same), and the
 # source files that name it, copied into the chroot as its own apt sources.
@@ -57,7 +62,8 @@ if [[ ! -s $base || ${FRESH_REFRESH:-0} == 1 ]] || [[ -n $(find "$base" -mtime +
   echo "fresh-check: making a Debian 12 minbase system (about two minutes)" >&2
   fresh=$(mktemp -d "$cache/debootstrap.XXXXXX")
   trap 'rm -rf "$fresh"' EXIT
-  debootstrap --variant=minbase bookworm "$fresh" "$mirror" >"$cache/debootstrap.log" 2>&1 ||
+  debootstrap --variant=minbase --cache-dir="$cache/archives" bookworm "$fresh" "$mirror" \
+    >"$cache/debootstrap.log" 2>&1 ||
     die "debootstrap failed; see $cache/debootstrap.log"
   rm -f "$fresh"/etc/apt/sources.list
   mkdir -p "$fresh/etc/apt/sources.list.d"

@@ -10,8 +10,15 @@ build=${BUILD_DIR:-$root/build}
 # scripts/fresh-check.sh runs this on a bare Debian 12 to prove the list whole.
 packages=(build-essential cmake pkg-config python3 libboost1.81-dev libboost-program-options1.81-dev
           libboost-json1.81-dev libhiredis-dev liblua5.1-0-dev libssl-dev openssl libgtest-dev
-          libbenchmark-dev redis-server redis-tools
+          libbenchmark-dev redis-server redis-tools libjemalloc2
           clang-14 libclang-rt-14-dev doxygen file dpkg-dev help2man man-db)
+# The container topology (REDLOCK_TOPOLOGY=containers, compose/local-nodes.sh): the Docker
+# engine and Compose, debootstrap for the node image, and what the network faults run inside
+# a container's namespace (nsenter, iptables, tc). Only then: the plain test command needs
+# no Docker.
+if [[ ${REDLOCK_TOPOLOGY:-local} == containers ]]; then
+  packages+=(docker.io docker-compose debootstrap iptables iproute2 util-linux)
+fi
 # EXTRA_PACKAGES: more for a caller (bench/compare.sh); SETUP_SKIP_BUILD=1: packages only.
 read -r -a extra <<< "${EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")

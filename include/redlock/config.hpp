@@ -49,6 +49,23 @@ struct quarantine_options {
     /// without +info) gets no votes (errc::restarts_undetectable): its restarts are unseen.
     bool enabled = true;
     // How long it lasts: client_config::fleet_max_ttl plus its drift, from the restart.
+    /// Prefix of the keys the client keeps on every node for the checks behind the
+    /// quarantine (docs/safety.md): `<prefix>ttl-ceiling`, the largest ttl granted there
+    /// lately, and `<prefix>clock`, the highest time the node's clock has shown. The ACL
+    /// user's key pattern must allow them (docs/security.md: `~redlock:*` for the default).
+    std::string node_key_prefix = "redlock:";
+    /// Shorten a restarted node's quarantine to the largest TTL ceiling read from a full
+    /// quorum of the other nodes (docs/safety.md, "The TTL ceiling") instead of waiting out
+    /// client_config::fleet_max_ttl. Off by default: a review found ways for the learned
+    /// figure to fall short of a lock that still stands (a ceiling key deleted or expired
+    /// early under a live connection, a ceiling read racing a delayed raise, a drift bound
+    /// raised after a confirmation), listed in docs/safety.md; until they are closed only the
+    /// maximum is safe. Every client raises the ceilings either way, so that clients that
+    /// learn can rely on it, and reads them after a restart either way: a ceiling above
+    /// fleet_max_ttl (a client with a larger maximum, or a maximum lowered while entries of
+    /// the old one live: twice the old maximum after their last raise) lengthens the
+    /// quarantine to it.
+    bool learn_from_ttl_ceilings = false;
 };
 
 /// Nodes that can evict keys (docs/safety.md, "Evicted keys"): a node that evicts a lock key

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -14,8 +15,14 @@
 
 namespace redlock {
 
+namespace detail {
+struct lock_access;
+}
+
 /// A lock granted by a quorum. A plain value: copying it does not copy ownership in
-/// any meaningful sense, it only copies what release and extend need (key and token).
+/// any meaningful sense, only what release and extend need. Copies share the keys, token,
+/// options and fencing token, which never change (a copy costs a reference count, not an
+/// allocation, and may go to another thread); the validity is each copy's own.
 class REDLOCK_API lock {
 public:
     /// The monotonic clock validity is measured on.
@@ -33,14 +40,14 @@ public:
          lock_options options, std::uint64_t fencing_token = 0);
 
     /// False for a default-constructed lock or the lock slot of a failed acquire.
-    bool held() const noexcept { return !token_.empty(); }
+    bool held() const noexcept { return fixed_ && !fixed_->token.empty(); }
     /// The key locked on every node; for a lock over several keys, the first of keys().
     const std::string& key() const noexcept;
     /// Every key the lock holds, in canonical order (sorted bytewise): one for a single-key
     /// lock.
-    const std::vector<std::string>& keys() const noexcept { return keys_; }
+    const std::vector<std::string>& keys() const noexcept;
     /// 128 random bits, hex encoded; the same on every node.
-    const std::string& token() const noexcept { return token_; }
+    const std::string& token() const noexcept;
     /// Monotonic instant until which the quorum guarantees exclusivity, drift included.
     clock::time_point valid_until() const noexcept { return valid_until_; }
     /// Time left before valid_until(); zero or negative once it has passed.
@@ -50,16 +57,23 @@ public:
     /// For a lock acquired with lock_options::fencing: a token greater than that of every
     /// earlier holder of the key, to present to the protected resource (see fencing.hpp).
     /// The same for the whole life of the lock, extends included. 0 without fencing.
-    std::uint64_t fencing_token() const noexcept { return fencing_token_; }
+    std::uint64_t fencing_token() const noexcept;
     /// The options the lock was acquired with; extend reuses ttl and timeouts.
-    const lock_options& options() const noexcept { return options_; }
+    const lock_options& options() const noexcept;
 
 private:
-    std::vector<std::string> keys_;
-    std::string token_;
+    friend struct detail::lock_access;
+
+    /// What a lock is from its grant to its release; only the validity moves.
+    struct fixed_part {
+        std::vector<std::string> keys;
+        std::string token;
+        lock_options options;
+        std::uint64_t fencing_token = 0;
+    };
+
+    std::shared_ptr<const fixed_part> fixed_; ///< null for an empty lock
     clock::time_point valid_until_{};
-    lock_options options_;
-    std::uint64_t fencing_token_ = 0;
 };
 
 /// What async_acquire reports. `lock` is held only when the error is empty.
@@ -147,6 +161,15 @@ struct node_view {
     /// The restart quarantine: how long until the node's votes count again; empty when
     /// they count now (docs/safety.md).
     std::optional<std::chrono::milliseconds> quarantined_for;
+    /// While quarantined: why, as the votes say it: "node restarted", "clock stepped by
+    /// +2500 ms", "clock stepped back by 1500 ms (recorded on the node)" (docs/safety.md,
+    /// "Node clocks"). Empty when the votes count.
+    std::string quarantine_cause;
+    /// While quarantined: what the quarantine's length rests on, "learned ceiling 500 ms
+    /// from 4 nodes" (the TTL ceilings of a quorum of other nodes) or "fleet maximum; ceiling
+    /// known on 1 of 3 nodes needed" (client_config::fleet_max_ttl), or why a ceiling was
+    /// refused (docs/safety.md, "The TTL ceiling"). The votes say the same.
+    std::string quarantine_basis;
     /// Set when the node's restarts and evictions cannot be detected (INFO refused): with
     /// the quarantine or the eviction veto on, its votes do not count
     /// (errc::restarts_undetectable).

@@ -61,6 +61,8 @@ struct node_report {
     std::chrono::microseconds clock_uncertainty{0};
     field clock{"unknown", false};
     std::optional<milliseconds> quarantined_for;
+    std::string quarantine_basis;
+    std::string quarantine_cause;
     std::string veto; ///< why a grant would not count now, empty when it would
     std::size_t replies = 0;
 };
@@ -120,6 +122,10 @@ public:
             // INFO ran on connect before ours: the client knows the server's start by now.
             const auto now = impl_->now();
             report.quarantined_for = impl_->quarantine_left(node, now);
+            report.quarantine_basis = impl_->quarantine_basis(node);
+            if (report.quarantined_for) {
+                report.quarantine_cause = impl_->quarantine_cause(node);
+            }
             if (auto veto = impl_->veto_grant(node, now)) {
                 report.veto = veto->message;
             }
@@ -269,8 +275,10 @@ field save_points(const field& save) {
 }
 
 std::string quarantine_text(const node_report& report) {
-    return report.quarantined_for ? "votes count again in " + seconds_text(*report.quarantined_for)
-                                  : "none";
+    return report.quarantined_for
+               ? report.quarantine_cause + ": votes count again in " +
+                     seconds_text(*report.quarantined_for) + " (" + report.quarantine_basis + ")"
+               : "none";
 }
 
 json::value json_field(const field& f, bool number = false) {
@@ -381,6 +389,10 @@ int nodes_command(const options& o) {
                     : json::value(nullptr);
             n["quarantined_for_ms"] =
                 r.quarantined_for ? json::value(r.quarantined_for->count()) : json::value(nullptr);
+            n["quarantine_basis"] =
+                r.quarantine_basis.empty() ? json::value(nullptr) : json::value(r.quarantine_basis);
+            n["quarantine_cause"] =
+                r.quarantine_cause.empty() ? json::value(nullptr) : json::value(r.quarantine_cause);
             n["votes_count"] = r.veto.empty();
             n["why_not_counted"] = r.veto.empty() ? json::value(nullptr) : json::value(r.veto);
             n["tls"] = tls;

@@ -70,7 +70,9 @@ std::string quarantine_note(const node_view& view, bool accept_evicting) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.1f",
                   std::chrono::duration<double>(*view.quarantined_for).count());
-    return note + "  (quarantined: votes count again in " + seconds + " s)";
+    return note + "  (quarantined: " + printable(view.quarantine_cause, shown) +
+           ", votes count again in " + seconds + " s; " + printable(view.quarantine_basis, shown) +
+           ")";
 }
 
 /// What a node stored or says, for the terminal: the value under a key is anybody's text, so
@@ -206,6 +208,8 @@ boost::json::object view_json(const node_view& view, const std::string& key,
         view.same_server_as ? json::value(names[*view.same_server_as]) : json::value(nullptr);
     out["quarantined_for_ms"] =
         view.quarantined_for ? json::value(view.quarantined_for->count()) : json::value(nullptr);
+    out["quarantine_basis"] = text_or_null(view.quarantine_basis);
+    out["quarantine_cause"] = text_or_null(view.quarantine_cause);
     out["can_evict"] = text_or_null(view.can_evict);
     out["restarts_undetectable"] = text_or_null(view.restarts_undetectable);
     out["holder"] = nullptr;

@@ -2,6 +2,7 @@
 
 #include "core/validate.hpp"
 #include "operations/renewal_runner.hpp"
+#include "runtime/lock_access.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/system_executor.hpp>
@@ -25,10 +26,7 @@ watchdog::watchdog(client& owner, const lock& held, renewal_options options, los
         !why.empty()) {
         throw std::system_error(make_error_code(errc::invalid_argument), why);
     }
-    state_->keys = held.keys();
-    state_->token = held.token();
-    state_->fencing_token = held.fencing_token();
-    state_->options = held.options();
+    state_->held = held;
     state_->valid_until.store(held.valid_until().time_since_epoch().count());
     state_->on_loss = std::move(on_loss);
     state_->impl = owner.impl_;
@@ -77,7 +75,7 @@ std::uint64_t watchdog::renewals() const noexcept {
 }
 
 lock watchdog::current() const {
-    return lock(state_->keys, state_->token, valid_until(), state_->options, state_->fencing_token);
+    return detail::lock_access::with_validity(state_->held, valid_until());
 }
 
 } // namespace redlock

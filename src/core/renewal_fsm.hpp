@@ -53,6 +53,8 @@ public:
     renewal_action on_stop(clock::time_point now);
 
     clock::time_point valid_until() const noexcept { return valid_until_; }
+    /// The options as resolved.
+    const renewal_options& options() const noexcept { return options_; }
     bool extending() const noexcept { return state_ == state::extending; }
     bool finished() const noexcept { return state_ == state::finished; }
 

@@ -221,19 +221,19 @@ void acquire_op::send_sets() {
 }
 
 void acquire_op::send_set(std::size_t node, reply_tag tag, bool as_eval) {
+    command cmd;
     if (options_.mode != lock_mode::exclusive) {
-        send(node,
-             script_call(holders_acquire_script, as_eval, {keys_, counter_keys_},
-                         {token_, ttl_text_, kind_text_}),
-             tag);
+        cmd = script_call(holders_acquire_script, as_eval, {keys_, counter_keys_},
+                          {token_, ttl_text_, kind_text_});
     } else if (keys_.size() > 1 || options_.fencing) {
-        send(node,
-             script_call(acquire_script, as_eval, {keys_, counter_keys_},
-                         {token_, ttl_text_, small_decimal(keys_.size())}),
-             tag);
+        cmd = script_call(acquire_script, as_eval, {keys_, counter_keys_},
+                          {token_, ttl_text_, small_decimal(keys_.size())});
     } else {
-        send(node, set_nx_px(keys_.front(), token_, ttl_text_), tag);
+        cmd = set_nx_px(keys_.front(), token_, ttl_text_);
     }
+    // The node's TTL ceiling must cover the lock before its vote counts (ceiling_link).
+    cmd.sets_ttl = options_.ttl;
+    send(node, cmd, tag);
 }
 
 void acquire_op::send_raises() {

@@ -4,6 +4,7 @@
 #include "core/extend_fsm.hpp"
 #include "core/release_fsm.hpp"
 #include "runtime/client_impl.hpp"
+#include "runtime/lock_access.hpp"
 #include "transport/scripts.hpp"
 
 #include "redlock/client.hpp"
@@ -57,7 +58,13 @@ struct extend_traits {
     }
     static extend_result result(const fsm& f, const lock& held, std::chrono::milliseconds ttl) {
         extend_result r;
-        if (f.valid_until() != clock::time_point{}) {
+        if (f.valid_until() == clock::time_point{}) {
+            return r;
+        }
+        if (ttl == held.options().ttl) {
+            // The same ttl (every renewal's): keys, token and options stay shared.
+            r.lock = lock_access::with_validity(held, f.valid_until());
+        } else {
             auto options = held.options();
             options.ttl = ttl;
             r.lock =

@@ -99,6 +99,13 @@ void inspect_op::on_reply(std::uint64_t packed, const node_reply& reply) {
         return;
     }
     const auto tag = reply_tag::unpack(packed);
+    if (tag.attempt == 1) {
+        // The PING behind the ceiling reads: the figure shown is the one the reads give.
+        if (++sync_replies_ == result_.nodes.size()) {
+            finish({});
+        }
+        return;
+    }
     const auto node = tag.node;
     auto& view = result_.nodes[node];
     switch (tag.kind) {
@@ -143,7 +150,25 @@ void inspect_op::on_reply(std::uint64_t packed, const node_reply& reply) {
         read_holders(node);
     }
     if (++replies_ == 4 * result_.nodes.size()) {
+        wait_for_ceilings_or_finish();
+    }
+}
+
+void inspect_op::wait_for_ceilings_or_finish() {
+    // What `redlock status` shows is the quarantine a vote meets now: a node quarantined
+    // a moment ago has its ceilings read from the others right here (quarantine_left), and
+    // the learned figure is known once they answer.
+    const auto now = this->now();
+    for (std::size_t node = 0; node < result_.nodes.size() && !syncing_; ++node) {
+        syncing_ = impl_->quarantine_left(node, now) && impl_->ceiling_reads_unanswered(node);
+    }
+    if (!syncing_) {
         finish({});
+        return;
+    }
+    const command ping{{"PING"}};
+    for (std::size_t node = 0; node < result_.nodes.size(); ++node) {
+        send(node, ping, {1, command_kind::inspect_time, node});
     }
 }
 
@@ -302,6 +327,10 @@ void inspect_op::finish(std::error_code error) {
             }
         }
         view.quarantined_for = impl_->quarantine_left(view.node, now);
+        view.quarantine_basis = impl_->quarantine_basis(view.node);
+        if (view.quarantined_for) {
+            view.quarantine_cause = impl_->quarantine_cause(view.node);
+        }
         view.restarts_undetectable = std::string(link.restarts_undetectable());
         view.can_evict = std::string(link.eviction_risk());
     }

@@ -27,6 +27,8 @@ public:
 
 private:
     void on_timer() override;
+    /// Every reply is in: finishes, or first waits for the TTL ceilings a quarantine reads.
+    void wait_for_ceilings_or_finish();
     void finish(std::error_code error);
     void read_fields(const node_reply& reply, std::size_t node);
     void read_time(const node_reply& reply, std::size_t node);
@@ -51,6 +53,10 @@ private:
     std::vector<std::string> time_failure_;
     std::vector<unsigned> hash_replies_;
     std::size_t replies_ = 0;
+    // A quarantined node's TTL ceilings were just read from the others: a PING behind the
+    // reads on every connection tells when their answers are in (same connection, in order).
+    bool syncing_ = false;
+    std::size_t sync_replies_ = 0;
 };
 
 } // namespace redlock::detail

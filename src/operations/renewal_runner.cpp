@@ -3,6 +3,7 @@
 #include "core/recreate_where.hpp"
 #include "operations/extend_release_traits.hpp"
 #include "operations/round_op.hpp"
+#include "runtime/lock_access.hpp"
 
 #include <boost/asio/post.hpp>
 
@@ -40,15 +41,18 @@ renewal_runner::renewal_runner(std::shared_ptr<client_impl> impl,
                                std::shared_ptr<watchdog_state> state, renewal_options options)
     : impl_(std::move(impl))
     , state_(std::move(state))
-    , options_(renewal_fsm::resolve(state_->options.ttl, options))
-    , fsm_(state_->options.ttl, options_,
-           clock::time_point(clock::duration(state_->valid_until.load())))
-    , confirmed_at_(impl_->node_count()) {
+    , fsm_(state_->held.options().ttl, renewal_fsm::resolve(state_->held.options().ttl, options),
+           clock::time_point(clock::duration(state_->valid_until.load()))) {
     impl_->register_operation(this);
+    if (!fsm_.options().recreate_missing) {
+        return; // nothing reads what landed where
+    }
+    confirmed_at_.resize(impl_->node_count());
     // valid_until = the granting attempt's start + ttl - drift: that start is when the
     // acquire's SETs were sent. Not earlier: a SET held back for a reconnect that found a
     // restart was sent after the break (restart_seen_at) and reached the new server.
-    confirm_landed({}, {}, fsm_.valid_until() - state_->options.ttl + drift(state_->options));
+    const auto& held = state_->held.options();
+    confirm_landed({}, {}, fsm_.valid_until() - held.ttl + drift(held));
 }
 
 renewal_runner::~renewal_runner() {
@@ -106,11 +110,10 @@ void renewal_runner::cancel_wait() {
 
 void renewal_runner::extend() {
     auto self = shared_from_this();
-    lock held(state_->keys, state_->token, fsm_.valid_until(), state_->options,
-              state_->fencing_token);
+    auto held = lock_access::with_validity(state_->held, fsm_.valid_until());
     const auto sent = impl_->now();
     std::vector<bool> recreate;
-    if (options_.recreate_missing) {
+    if (fsm_.options().recreate_missing) {
         std::vector<std::optional<clock::time_point>> restarted_at;
         for (std::size_t node = 0; node < impl_->node_count(); ++node) {
             restarted_at.push_back(impl_->node(node).restart_seen_at());
@@ -118,14 +121,16 @@ void renewal_runner::extend() {
         recreate = recreate_where(restarted_at, confirmed_at_);
     }
     auto on_done = [self, sent, rewrote = recreate](std::error_code ec, extend_result r) {
-        self->confirm_landed(r.votes, rewrote, sent);
+        if (self->fsm_.options().recreate_missing) {
+            self->confirm_landed(r.votes, rewrote, sent);
+        }
         if (auto* m = self->impl_->metrics()) {
             m->on_renewal(ec);
         }
         if (ec) {
             self->impl_->log(log_level::warning,
-                             "renewal of " + self->state_->keys.front() +
-                                 (self->state_->keys.size() > 1 ? " (and more keys)" : "") +
+                             "renewal of " + self->state_->held.key() +
+                                 (self->state_->held.keys().size() > 1 ? " (and more keys)" : "") +
                                  " failed: " + r.message);
         }
         const auto before = self->fsm_.valid_until();
@@ -141,8 +146,9 @@ void renewal_runner::extend() {
         boost::asio::any_completion_handler<client::extend_signature>(
             boost::asio::bind_executor(impl_->strand(), std::move(on_done))),
         impl_->strand());
-    auto round = std::make_shared<round_op<extend_traits>>(
-        impl_, std::move(held), state_->options.ttl, std::move(done), std::move(recreate));
+    const auto ttl = held.options().ttl;
+    auto round = std::make_shared<round_op<extend_traits>>(impl_, std::move(held), ttl,
+                                                           std::move(done), std::move(recreate));
     in_flight_ = round;
     round->start();
 }
@@ -174,8 +180,8 @@ void renewal_runner::declare_lost(std::error_code why) {
         round->cancel();
     }
     state_->lost.store(true);
-    impl_->log(log_level::error, "lock " + state_->keys.front() +
-                                     (state_->keys.size() > 1 ? " (and more keys)" : "") +
+    impl_->log(log_level::error, "lock " + state_->held.key() +
+                                     (state_->held.keys().size() > 1 ? " (and more keys)" : "") +
                                      " lost: " + why.message());
     if (auto* m = impl_->metrics()) {
         m->on_lock_lost(why);

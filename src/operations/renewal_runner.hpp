@@ -18,10 +18,9 @@ namespace redlock::detail {
 
 /// What a watchdog and its runner share: written on the strand, read from any thread.
 struct watchdog_state {
-    std::vector<std::string> keys;
-    std::string token;
-    std::uint64_t fencing_token = 0;
-    lock_options options;
+    /// The lock renewed, sharing its keys, token and options with the holder's copy; its
+    /// validity is the one it was granted with (the current one is `valid_until`).
+    lock held;
     std::atomic<clock::rep> valid_until{0};
     std::atomic<bool> lost{false};
     std::atomic<std::uint64_t> renewals{0};
@@ -63,13 +62,12 @@ private:
 
     std::shared_ptr<client_impl> impl_;
     std::shared_ptr<watchdog_state> state_;
-    renewal_options options_;
     renewal_fsm fsm_;
     std::optional<renewal_timers::entry> waiting_;
     std::weak_ptr<cancellable> in_flight_;
     std::vector<completion<void()>> stop_waiters_;
-    /// Per node, the start of the last round that wrote or extended the key there: with
-    /// recreate_missing, only a node that forgot keys after that gets it written back.
+    /// With recreate_missing (else empty): per node, the start of the last round that wrote
+    /// or extended the key there; only a node that forgot keys after that gets it written back.
     std::vector<clock::time_point> confirmed_at_;
     bool over_ = false;
 };

@@ -107,8 +107,11 @@ private:
             return script_call(Traits::to_run(), as_eval, {held_.keys()},
                                {held_.token(), announcement_});
         }
-        return script_call(Traits::to_run(), as_eval, {held_.keys()},
-                           {held_.token(), ttl_text_, recreate ? "1" : "0", kind_text_});
+        auto cmd = script_call(Traits::to_run(), as_eval, {held_.keys()},
+                               {held_.token(), ttl_text_, recreate ? "1" : "0", kind_text_});
+        // The node's TTL ceiling must cover the new ttl before the vote counts (ceiling_link).
+        cmd.sets_ttl = ttl_;
+        return cmd;
     }
 
     void on_timer() override {

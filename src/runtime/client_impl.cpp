@@ -1,5 +1,6 @@
 #include "runtime/client_impl.hpp"
 
+#include "transport/scripts.hpp"
 #include "transport/server_text.hpp"
 
 #include <boost/asio/post.hpp>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 namespace redlock::detail {
 namespace {
@@ -52,6 +54,8 @@ client_impl::client_impl(const boost::asio::any_io_executor& executor, client_co
     , time_(env_.make_time(strand_))
     , jitter_(env_.jitter_seed)
     , reported_quarantined_(addresses.size(), false)
+    , quarantine_basis_(addresses.size())
+    , ceiling_reads_(std::make_shared<ceiling_reads>(addresses.size()))
     , servers_(addresses.size())
     , reported_duplicate_(addresses.size())
     , timers_(std::make_shared<renewal_timers>(*time_)) {
@@ -63,9 +67,30 @@ client_impl::client_impl(const boost::asio::any_io_executor& executor, client_co
     }
     releases_ = std::make_unique<release_watch>(addresses, std::move(subscriber));
     nodes_.reserve(addresses.size());
+    const auto ceiling_key = config_.quarantine.node_key_prefix + "ttl-ceiling";
     for (auto& address : addresses) {
-        nodes_.push_back(env_.make_link(strand_, std::move(address), config_));
+        // Every link keeps its node's TTL ceiling above the ttls it sets, whether or not this
+        // client quarantines: other clients' quarantines read it (docs/safety.md).
+        auto link = std::make_unique<ceiling_link>(
+            env_.make_link(strand_, std::move(address), config_), ceiling_key, ceiling_terms_now(),
+            [this] { return time_->now(); });
+        ceilings_.push_back(link.get());
+        // Links live no longer than this client, and call back on its strand.
+        link->on_server_read([this, node = nodes_.size()] { notice_restart(node, now()); });
+        nodes_.push_back(std::move(link));
     }
+}
+
+ceiling_terms client_impl::ceiling_terms_now() const noexcept {
+    return {config_.fleet_max_ttl, largest_drift_factor_, largest_drift_allowance_};
+}
+
+std::chrono::microseconds client_impl::largest_drift(std::chrono::milliseconds ttl) const noexcept {
+    lock_options longest;
+    longest.ttl = ttl;
+    longest.clock_drift_factor = largest_drift_factor_;
+    longest.drift_allowance = largest_drift_allowance_;
+    return drift(longest);
 }
 
 void client_impl::log(log_level level, const std::string& message) const {
@@ -75,8 +100,14 @@ void client_impl::log(log_level level, const std::string& message) const {
 }
 
 void client_impl::note_options(const lock_options& options) noexcept {
-    largest_drift_factor_ = std::max(largest_drift_factor_, options.clock_drift_factor);
-    largest_drift_allowance_ = std::max(largest_drift_allowance_, options.drift_allowance);
+    if (options.clock_drift_factor > largest_drift_factor_ ||
+        options.drift_allowance > largest_drift_allowance_) {
+        largest_drift_factor_ = std::max(largest_drift_factor_, options.clock_drift_factor);
+        largest_drift_allowance_ = std::max(largest_drift_allowance_, options.drift_allowance);
+        for (auto* link : ceilings_) {
+            link->set_terms(ceiling_terms_now());
+        }
+    }
     if (options.clock_drift_factor > clock_drift_allowed_) {
         // The rate a node's clock may run at without counting as a step: the one the
         // validity of the locks in use subtracts (the quarantine uses the same).
@@ -141,21 +172,132 @@ void client_impl::note_release(const std::string& token) {
     }
 }
 
+bool client_impl::ceiling_eligible(std::size_t reader, clock::time_point now) const {
+    const auto& link = *nodes_[reader];
+    if (link.run_id().empty() || !link.restarts_undetectable().empty() ||
+        !link.eviction_risk().empty()) {
+        return false;
+    }
+    // A node that restarted (or stepped) within the maximum may have lost ceiling entries
+    // of locks that still stand.
+    const auto started = link.started_at();
+    return started &&
+           *started + config_.fleet_max_ttl + largest_drift(config_.fleet_max_ttl) <= now;
+}
+
+quarantine_figure client_impl::quarantine_figure_for(std::size_t node, clock::time_point started,
+                                                     clock::time_point now) {
+    auto& round = ceiling_reads_->of(node);
+    if ((!round.started || started > round.sent_at) && nodes_.size() < (std::size_t(1) << 16) &&
+        !shut_down_) {
+        // Read after the restart was seen: every lock the node granted before it was
+        // granted before this read (docs/safety.md, "The TTL ceiling").
+        ceiling_reads_->begin(node, started, now);
+        const auto key = config_.quarantine.node_key_prefix + "ttl-ceiling";
+        for (std::size_t reader = 0; reader < nodes_.size(); ++reader) {
+            if (reader != node) {
+                nodes_[reader]->send(command{{"EVAL", ttl_ceiling_read_script.text, "1", key}},
+                                     ceiling_reads_, ceiling_reads_->tag(node, reader));
+            }
+        }
+    }
+    // Readings sent before the restart say nothing of the locks granted just before it.
+    const bool after_restart = round.started && started <= round.sent_at;
+    std::vector<std::optional<ceiling_reading>> eligible(nodes_.size());
+    std::vector<std::string_view> counted_servers;
+    for (std::size_t reader = 0; reader < nodes_.size(); ++reader) {
+        const auto& reading = after_restart && round.readings.size() > reader
+                                  ? round.readings[reader]
+                                  : std::optional<ceiling_reading>{};
+        const auto run_id = nodes_[reader]->run_id();
+        // One server counts once, however many addresses reach it.
+        if (reader == node || !reading || !ceiling_eligible(reader, now) ||
+            run_id == nodes_[node]->run_id() ||
+            std::find(counted_servers.begin(), counted_servers.end(), run_id) !=
+                counted_servers.end()) {
+            continue;
+        }
+        counted_servers.push_back(run_id);
+        eligible[reader] = reading;
+        if (reading->what == ceiling_reading::kind::odd && !round.odd_reported) {
+            round.odd_reported = true;
+            log(log_level::error,
+                "node " + nodes_[reader]->address().display() + ": " + reading->note + " (" +
+                    config_.quarantine.node_key_prefix +
+                    "ttl-ceiling); it does not count toward a learned quarantine");
+        }
+    }
+    auto figure = quarantine_ttl(eligible, nodes_.size(), config_.fleet_max_ttl);
+    if (figure.above_maximum && !round.above_maximum) {
+        round.above_maximum = true;
+        log(log_level::error, "node " + nodes_[node]->address().display() + " quarantined: " +
+                                  figure.basis + "; every client must use the same fleet_max_ttl");
+    }
+    return figure;
+}
+
+bool client_impl::ceiling_reads_unanswered(std::size_t node) const {
+    const auto& round = std::as_const(*ceiling_reads_).of(node);
+    if (!round.started) {
+        return false;
+    }
+    for (std::size_t reader = 0; reader < round.readings.size(); ++reader) {
+        if (reader != node && round.readings[reader]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_t node,
                                                                       clock::time_point now) {
     const auto& q = config_.quarantine;
     const auto started = nodes_[node]->started_at();
     std::optional<std::chrono::milliseconds> left;
+    quarantine_basis_[node].clear();
     if (q.enabled && started) {
         // No client of these nodes holds a lock longer than the fleet's maximum (each refuses
-        // a longer ttl): whatever ttl this client uses, that is what the node may have held.
-        lock_options longest;
-        longest.ttl = config_.fleet_max_ttl;
-        longest.clock_drift_factor = largest_drift_factor_;
-        longest.drift_allowance = largest_drift_allowance_;
-        const auto until = *started + longest.ttl + drift(longest);
-        if (now < until) {
-            left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
+        // a longer ttl): whatever ttl this client uses, that is what the node may have held,
+        // unless the other nodes' ceilings tell less (or more: a client with a larger maximum).
+        const auto& round = ceiling_reads_->of(node);
+        const bool within_maximum =
+            now < *started + config_.fleet_max_ttl + largest_drift(config_.fleet_max_ttl);
+        // A ceiling above the maximum, read after this restart, may keep the node out for
+        // longer: looked at again until that long has passed, whether or not the figure was
+        // evaluated while its reading arrived (a client may ask nothing of the node between
+        // the reading and the end of the maximum).
+        const bool ceiling_beyond =
+            round.started && *started <= round.sent_at &&
+            round.largest_known > config_.fleet_max_ttl &&
+            now < *started + round.largest_known + largest_drift(round.largest_known);
+        // The reads of this restart still on their way when the maximum passes: one of them
+        // may yet tell of a longer lock (a reader stalled behind other commands, review 8's
+        // simulation). Bounded: a connection whose command waits past the reply patience is
+        // reset, and its read then fails.
+        const bool reading = round.started && *started <= round.sent_at && round.awaiting(node);
+        if (within_maximum || ceiling_beyond || reading) {
+            // The other nodes' ceilings are read whether or not this client learns a tighter
+            // figure from them: one above this client's maximum (a client configured with a
+            // larger one, or a maximum lowered less than the old one ago) lengthens the
+            // quarantine to it, and a longer quarantine can never grant twice.
+            auto figure = quarantine_figure_for(node, *started, now);
+            if (!q.learn_from_ttl_ceilings && !figure.above_maximum) {
+                figure = quarantine_figure{config_.fleet_max_ttl, false, "fleet maximum", false};
+            }
+            // Whoever answered it, and whatever its reader's state now (evicting, restarted,
+            // refusing INFO since): a lock that long was taken, and it only lengthens.
+            if (ceiling_beyond && round.largest_known > figure.ttl) {
+                figure = beyond_maximum(round.largest_known, config_.fleet_max_ttl);
+            }
+            const auto until = *started + figure.ttl + largest_drift(figure.ttl);
+            if (now < until) {
+                left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
+                quarantine_basis_[node] = figure.basis;
+            } else if (reading) {
+                left = std::chrono::milliseconds(1);
+                quarantine_basis_[node] = figure.basis + "; until the other nodes' TTL ceilings "
+                                                         "read since the restart have answered";
+            }
         }
     }
     if (left.has_value() != reported_quarantined_[node]) {
@@ -165,6 +307,25 @@ std::optional<std::chrono::milliseconds> client_impl::quarantine_left(std::size_
         }
     }
     return left;
+}
+
+void client_impl::notice_restart(std::size_t node, clock::time_point now) {
+    const auto started = nodes_[node]->started_at();
+    if (!config_.quarantine.enabled || !started) {
+        return;
+    }
+    const auto& round = std::as_const(*ceiling_reads_).of(node);
+    if (round.started && *started <= round.sent_at) {
+        return; // read for this restart already
+    }
+    if (now < *started + config_.fleet_max_ttl + largest_drift(config_.fleet_max_ttl)) {
+        (void)quarantine_left(node, now); // sends the reads
+    }
+}
+
+std::string client_impl::quarantine_cause(std::size_t node) const {
+    const auto cause = nodes_[node]->quarantine_cause();
+    return cause.empty() ? std::string("node restarted") : std::string(cause);
 }
 
 std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock::time_point now) {
@@ -209,11 +370,10 @@ std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock
     }
     if (const auto left = quarantine_left(node, now)) {
         const auto started = nodes_[node]->started_at(); // set: quarantine_left needs it
-        const auto cause = nodes_[node]->quarantine_cause();
         return veto{errc::node_quarantined,
-                    (cause.empty() ? std::string("node restarted") : std::string(cause)) + " " +
-                        seconds_text(now - *started) + " ago, votes count again in " +
-                        seconds_text(*left)};
+                    quarantine_cause(node) + " " + seconds_text(now - *started) +
+                        " ago, votes count again in " + seconds_text(*left) + " (" +
+                        quarantine_basis_[node] + ")"};
     }
     return std::nullopt;
 }

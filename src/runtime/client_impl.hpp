@@ -4,11 +4,13 @@
 #include "core/held_locks.hpp"
 #include "core/server_identities.hpp"
 #include "core/validity.hpp"
+#include "runtime/ceiling_reads.hpp"
 #include "runtime/environment.hpp"
 #include "runtime/fence_floors.hpp"
 #include "runtime/release_watch.hpp"
 #include "runtime/renewal_timers.hpp"
 #include "runtime/time_source.hpp"
+#include "transport/ceiling_link.hpp"
 #include "transport/node_link.hpp"
 
 #include "redlock/config.hpp"
@@ -78,6 +80,17 @@ public:
     /// Also reports quarantine transitions to the metrics observer.
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node,
                                                              clock::time_point now);
+    /// What the quarantine of `node` lasts for as of the last quarantine_left(): "learned
+    /// ceiling 1000 ms from 3 nodes" or "maximum (...)"; empty when not quarantined.
+    const std::string& quarantine_basis(std::size_t node) const {
+        return quarantine_basis_.at(node);
+    }
+    /// Why `node` is (or would be) quarantined: its connection's cause (a clock step it
+    /// saw or found recorded on the node), else "node restarted".
+    std::string quarantine_cause(std::size_t node) const;
+    /// Whether the TTL ceilings read for `node`'s quarantine have not come back from any
+    /// node yet (they were sent by the latest quarantine_left()): an inspect waits for them.
+    bool ceiling_reads_unanswered(std::size_t node) const;
 
     /// Extend rounds register while they live (their replies may still come in); a release
     /// that starts meanwhile is remembered until the last of them is gone, so that none of
@@ -86,6 +99,11 @@ public:
     void extend_gone(const std::string& token);
     void note_release(const std::string& token);
     bool release_started(const std::string& token) const { return released_.count(token) != 0; }
+    /// Called each time `node`'s link has read its INFO or clock mark (node_link::
+    /// on_server_read): a restart (or clock step) seen within the fleet maximum has the other
+    /// nodes' TTL ceilings read at once, not at the node's first grant, which may come only
+    /// after the maximum, too late to learn that a longer lock stands.
+    void notice_restart(std::size_t node, clock::time_point now);
     /// Why a grant from a node must not count.
     struct veto {
         errc error;
@@ -136,6 +154,16 @@ public:
 private:
     client_impl(const boost::asio::any_io_executor& executor, client_config config,
                 std::vector<node_address> addresses, environment env);
+    ceiling_terms ceiling_terms_now() const noexcept;
+    /// Whether `reader`'s ceiling may count toward the learned quarantine of another node:
+    /// connected with INFO answered, not evicting, not restarted (or stepped) within the
+    /// fleet's maximum.
+    bool ceiling_eligible(std::size_t reader, clock::time_point now) const;
+    /// How long `node`'s locks may stand after its restart at `started`: reads the other
+    /// nodes' ceilings once per restart, and decides from those that came back.
+    quarantine_figure quarantine_figure_for(std::size_t node, clock::time_point started,
+                                            clock::time_point now);
+    std::chrono::microseconds largest_drift(std::chrono::milliseconds ttl) const noexcept;
     ~client_impl() = default;
 
     boost::asio::any_io_executor strand_;
@@ -157,6 +185,11 @@ private:
     // What the links were last told by allow_clock_drift (they start at the default).
     double clock_drift_allowed_ = lock_options{}.clock_drift_factor;
     std::vector<bool> reported_quarantined_;
+    std::vector<std::string> quarantine_basis_;
+    // The links as ceiling_links (the same objects as nodes_), to pass on the drift.
+    std::vector<ceiling_link*> ceilings_;
+    // TTL ceilings read after a restart, shared with the reads in flight.
+    std::shared_ptr<ceiling_reads> ceiling_reads_;
     // Which node's votes count for each server (run_id): at most one entry per node.
     server_identities servers_;
     // The run_id under which each node was last logged as a duplicate, to log it once.

@@ -39,6 +39,11 @@ command set_nx_px(std::string_view key, std::string_view token, std::string_view
     return {{"SET", key, token, "NX", "PX", ttl_text}};
 }
 
+command ceiling_raise_call(std::string_view ceiling_key, std::string_view ttl_text,
+                           std::string_view keep_text) {
+    return {{"EVAL", ttl_ceiling_raise_script.text, "1", ceiling_key, ttl_text, keep_text}};
+}
+
 std::string kind_argument(const lock_options& options) {
     switch (options.mode) {
     case lock_mode::shared:

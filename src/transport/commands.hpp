@@ -22,7 +22,16 @@ namespace redlock::detail {
 /// until the command is handed to the connection (which formats it then).
 struct command {
     boost::container::small_vector<std::string_view, 10> args;
+    /// The ttl the command may set on a lock key (acquire, extend, renewal), else zero: the
+    /// node's TTL ceiling must cover it before the command's vote counts (ceiling_link).
+    std::chrono::milliseconds sets_ttl{0};
 };
+
+/// EVAL of lua/ttl_ceiling_raise.lua: raise `ceiling_key` to cover `ttl_text` for `keep_text`
+/// milliseconds (decimal). EVAL, not EVALSHA: raises are rare, and a NOSCRIPT would refuse
+/// the vote behind it.
+command ceiling_raise_call(std::string_view ceiling_key, std::string_view ttl_text,
+                           std::string_view keep_text);
 
 /// The RESP form of a command, the bytes that go on the wire (formatted by hiredis).
 std::string wire_bytes(const std::string_view* args, std::size_t count);

@@ -1,5 +1,6 @@
 #include "transport/node_connection.hpp"
 
+#include "core/clock_mark.hpp"
 #include "transport/scripts.hpp"
 #include "transport/server_info.hpp"
 #include "transport/server_text.hpp"
@@ -26,7 +27,8 @@ constexpr std::uint64_t handshake_auth = 1;
 constexpr std::uint64_t handshake_select = 2;
 constexpr std::uint64_t handshake_info = 3;
 constexpr std::uint64_t handshake_script_load = 4;
-constexpr std::uint64_t handshake_time = 5;
+constexpr std::uint64_t handshake_clock_mark = 5;
+constexpr std::uint64_t handshake_clock_mark_eval = 6;
 constexpr const char* tls_step = "TLS handshake";
 
 std::string format(std::initializer_list<std::string_view> args) {
@@ -439,17 +441,18 @@ void node_connection::queue_handshake() {
     if (subscriber_.push) {
         return;
     }
+    // Every script in the node's cache before the first lock command and the first clock
+    // mark, so that NOSCRIPT (and the resend it calls for) only follows a SCRIPT FLUSH.
+    // Nothing waits for these: a refusal (ACL without +script) only leaves the EVAL
+    // fallback to do the work.
+    for (const auto* s : preloaded_scripts) {
+        queue_step(format({"SCRIPT", "LOAD", s->text}), handshake_script_load);
+    }
     // For the restart quarantine, to recognise two addresses of one server by run_id (sent
     // with the quarantine off too, for that), and for the eviction veto. Its reply precedes
     // every vote on this connection, but nothing waits for it: it gates no command, only how
     // votes are counted. Read again on every refresh (schedule_refresh).
     queue_node_reads();
-    // Every script in the node's cache before the first lock command, so that NOSCRIPT (and
-    // the resend it calls for) only follows a SCRIPT FLUSH. Nothing waits for these: a
-    // refusal (ACL without +script) only leaves the EVAL fallback to do the work.
-    for (const auto* s : preloaded_scripts) {
-        queue_step(format({"SCRIPT", "LOAD", s->text}), handshake_script_load);
-    }
 }
 
 void node_connection::watch_patience() {
@@ -516,10 +519,16 @@ bool node_connection::on_handshake_reply(const redisReply* reply, const sent_com
     const auto step = sent.tag;
     if (step == handshake_info) {
         on_server_info(reply);
+        if (server_read_) {
+            server_read_();
+        }
         return true;
     }
-    if (step == handshake_time) {
-        on_node_time(reply, sent.sent_at);
+    if (step == handshake_clock_mark || step == handshake_clock_mark_eval) {
+        on_clock_mark(reply, sent.sent_at, step == handshake_clock_mark_eval);
+        if (server_read_) {
+            server_read_();
+        }
         return true;
     }
     if (step == handshake_script_load) {
@@ -567,8 +576,13 @@ void node_connection::on_server_info(const redisReply* reply) {
     info_refused_.clear();
     const auto info = parse_server_info({reply->str, reply->len});
     const auto now = std::chrono::steady_clock::now();
-    // Whole seconds, rounded down: the restart is placed no earlier than it happened.
-    auto started = now - std::chrono::seconds(info.uptime_seconds);
+    // Whole seconds, rounded down: the restart is placed no earlier than it happened, and
+    // no later than it was first placed for this server.
+    if (info.run_id != run_id_) {
+        uptime_start_.reset();
+    }
+    auto started = uptime_start(info, now, uptime_start_);
+    uptime_start_ = started;
     if (!run_id_.empty() && info.run_id != run_id_) {
         // Another server now (a restart, a failover, an address moved): its uptime says
         // nothing of when it started answering here, so the quarantine runs from now, and
@@ -581,6 +595,7 @@ void node_connection::on_server_info(const redisReply* reply) {
         quarantine_cause_.clear();
         // Another server's clock: the TIME that follows this INFO starts afresh.
         clock_watch_.forget();
+        clock_mark_watch_.forget();
         log(log_level::warning, "restarted (run_id changed): quarantined");
     } else if (evicted_keys_ && info.evicted_keys && *info.evicted_keys != *evicted_keys_) {
         // A rise is keys evicted, maybe ours; a fall is CONFIG RESETSTAT, which hides how
@@ -609,49 +624,95 @@ void node_connection::on_server_info(const redisReply* reply) {
 
 void node_connection::queue_node_reads() {
     queue_step(wire_bytes(std::data(info_sections), std::size(info_sections)), handshake_info);
-    // Right behind INFO in the same write, so it costs no round trip of its own: a sample
-    // of the node's wall clock against the steady clock (sent_at to the reply), for
-    // clock_watch_. After INFO, so that a restart INFO reveals is known before the new
+    // Right behind INFO in the same write, so it costs no round trip of its own: the clock
+    // mark's TIME is a sample of the node's wall clock against the steady clock (sent_at to
+    // the reply), for clock_watch_, and the step back it may report one no sample of this
+    // client saw. After INFO, so that a restart INFO reveals is known before the new
     // server's clock is weighed against the old one's.
-    queue_step(format({"TIME"}), handshake_time);
+    queue_step(clock_mark_command(false), handshake_clock_mark);
 }
 
-void node_connection::on_node_time(const redisReply* reply,
-                                   std::chrono::steady_clock::time_point sent_at) {
+std::string node_connection::clock_mark_command(bool as_eval) const {
+    const auto args = make_clock_mark_arguments(config_.fleet_max_ttl, clock_drift_);
+    const auto key = config_.quarantine.node_key_prefix + "clock";
+    return as_eval
+               ? format({"EVAL", clock_mark_script.text, "1", key, args.tolerance_us, args.keep_ms})
+               : format({"EVALSHA", clock_mark_script.sha1, "1", key, args.tolerance_us,
+                         args.keep_ms});
+}
+
+void node_connection::on_clock_mark(const redisReply* reply,
+                                    std::chrono::steady_clock::time_point sent_at, bool as_eval) {
     const auto received = std::chrono::steady_clock::now();
-    std::optional<std::chrono::microseconds> node_time;
-    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-        reply->element[0]->type == REDIS_REPLY_STRING &&
-        reply->element[1]->type == REDIS_REPLY_STRING) {
-        node_time = parse_node_time({reply->element[0]->str, reply->element[0]->len},
-                                    {reply->element[1]->str, reply->element[1]->len});
+    if (!as_eval && reply->type == REDIS_REPLY_ERROR &&
+        std::string_view(reply->str, reply->len).starts_with("NOSCRIPT")) {
+        // The script cache was flushed (or SCRIPT LOAD refused): once more as EVAL, which
+        // loads it again, unless the connection is on its way out. A NOSCRIPT to that is an
+        // answer, never a reason to resend.
+        if (wire_ && state_ == state::connected) {
+            queue_step(clock_mark_command(true), handshake_clock_mark_eval);
+        }
+        return;
     }
-    if (!node_time) {
+    std::optional<clock_mark_reply> mark;
+    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 4) {
+        const auto field = [&](std::size_t i) {
+            const auto* e = reply->element[i];
+            return e->type == REDIS_REPLY_STRING ? std::string_view(e->str, e->len)
+                                                 : std::string_view();
+        };
+        mark = parse_clock_mark(field(0), field(1), field(2), field(3));
+    }
+    if (!mark) {
         const std::string why = reply->type == REDIS_REPLY_ERROR
                                     ? printable_server_text({reply->str, reply->len}, secrets_)
-                                    : "not two numbers";
+                                    : "not four numbers";
         if (time_refused_.empty()) {
-            log(log_level::warning, "TIME refused (" + why +
-                                        "): steps of this node's clock cannot be detected; its "
-                                        "votes still count (grant the user +time)");
+            log(log_level::warning,
+                "clock mark refused (" + why +
+                    "): steps of this node's clock cannot be detected; its votes still count "
+                    "(grant the user +evalsha +eval +time and the keys ~" +
+                    config_.quarantine.node_key_prefix +
+                    "* of quarantine_options::node_key_prefix)");
         }
-        time_refused_ = "TIME refused: clock steps cannot be detected (" + why + ")";
+        time_refused_ = "clock mark refused: clock steps cannot be detected (" + why + ")";
         return;
     }
     time_refused_.clear();
-    const auto step = clock_watch_.observe({sent_at, received, *node_time}, clock_drift_);
-    if (!step) {
-        return;
-    }
     // Redis expires keys by its wall clock: a step forward dropped locks early, a step back
     // says the clock was ahead before. Either way the node's grants may be gone before
     // their time, as after a restart.
-    forgot_at_ = received;
-    if (!started_at_ || *started_at_ < received) {
-        started_at_ = received;
+    if (const auto step =
+            clock_watch_.observe({sent_at, received, mark->node_time}, clock_drift_)) {
+        forgot_at_ = received;
+        if (!started_at_ || *started_at_ < received) {
+            started_at_ = received;
+        }
+        quarantine_cause_ = clock_step_text(*step);
+        log(log_level::error, quarantine_cause_ + ": quarantined as after a restart");
     }
-    quarantine_cause_ = clock_step_text(*step);
-    log(log_level::error, quarantine_cause_ + ": quarantined as after a restart");
+    // A step back another client's run saw (or one before this client connected): the
+    // clock was ahead until then, so grants of before it may be gone early, as above.
+    const auto recorded = clock_mark_watch_.observe(*mark, received, clock_drift_);
+    if (!recorded) {
+        return;
+    }
+    if (!forgot_at_ || *forgot_at_ < recorded->at) {
+        forgot_at_ = recorded->at;
+    }
+    if (!started_at_ || *started_at_ < recorded->at) {
+        started_at_ = recorded->at;
+        quarantine_cause_ = recorded_step_text(recorded->by);
+        // A record older than the quarantine (about a fleet maximum) costs nothing: said
+        // at debug level only, since every client that connects reads it again.
+        const auto ago = std::chrono::duration<double>(received - recorded->at);
+        const auto lasts =
+            std::chrono::duration<double>(config_.fleet_max_ttl) * (1 + clock_drift_);
+        log(ago < lasts ? log_level::error : log_level::debug,
+            quarantine_cause_ + " " +
+                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(ago).count()) +
+                " ms ago: quarantined as after a restart from then");
+    }
 }
 
 void node_connection::schedule_refresh() {
@@ -673,6 +734,7 @@ void node_connection::schedule_refresh() {
 
 void node_connection::drop_connection(const std::string& why) {
     dropped_at_ = std::chrono::steady_clock::now();
+    ++generation_;
     const bool was_connected = state_ == state::connected;
     const errc error = state_ == state::shut_down ? errc::cancelled : errc::connection_failed;
     if (abort_connect_) {

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_SRC_NODE_CONNECTION_HPP
 #define REDLOCK_SRC_NODE_CONNECTION_HPP
 
+#include "core/clock_mark.hpp"
 #include "core/clock_watch.hpp"
 #include "transport/byte_stream.hpp"
 #include "transport/node_link.hpp"
@@ -77,7 +78,9 @@ public:
     std::string_view quarantine_cause() const noexcept override { return quarantine_cause_; }
     std::string_view clock_steps_undetectable() const noexcept override { return time_refused_; }
     void allow_clock_drift(double rate) override { clock_drift_ = std::max(clock_drift_, rate); }
+    void on_server_read(std::function<void()> seen) override { server_read_ = std::move(seen); }
 
+    std::uint64_t connection_generation() const noexcept override { return generation_; }
     const node_address& address() const noexcept override { return address_; }
 
 private:
@@ -141,9 +144,13 @@ private:
     bool on_reply(sent_command&& sent, const node_reply& reply);
     bool on_handshake_reply(const redisReply* reply, const sent_command& sent);
     void on_server_info(const redisReply* reply);
-    /// A TIME reply to the command sent at `sent_at`: a sample for clock_watch_.
-    void on_node_time(const redisReply* reply, std::chrono::steady_clock::time_point sent_at);
-    /// INFO and TIME, as at connect: the refresh.
+    /// A reply of lua/clock_mark.lua sent at `sent_at` (as EVAL when `as_eval`): a TIME
+    /// sample for clock_watch_, and the step the node recorded for clock_mark_watch_.
+    void on_clock_mark(const redisReply* reply, std::chrono::steady_clock::time_point sent_at,
+                       bool as_eval);
+    /// lua/clock_mark.lua, by EVALSHA or (after NOSCRIPT) EVAL.
+    std::string clock_mark_command(bool as_eval) const;
+    /// INFO and the clock mark, as at connect: the refresh.
     void queue_node_reads();
     /// INFO again after client_config::eviction::refresh_interval, on this same wire only.
     void schedule_refresh();
@@ -183,12 +190,18 @@ private:
     // Closes the socket of the connect step under way, so that a timeout, a shutdown or
     // the destructor ends it now rather than when the kernel gives up.
     std::function<void()> abort_connect_;
+    /// node_link::on_server_read.
+    std::function<void()> server_read_;
+    /// The earliest start INFO's uptime placed for the server of run_id_ (uptime_start).
+    std::optional<clock::time_point> uptime_start_;
     // What the connect attempt is doing, for the timeout's message.
     std::string connect_step_;
     std::chrono::steady_clock::time_point connected_at_;
     std::chrono::milliseconds patience_{1000};
     bool patience_watched_ = false;
     std::string run_id_;
+    // Counts drop_connection(): commands sent after a drop travel on another connection.
+    std::uint64_t generation_ = 0;
     // Set while the latest INFO server was refused (an ACL user without +info), else empty.
     std::string info_refused_;
     std::optional<std::chrono::steady_clock::time_point> started_at_;
@@ -207,11 +220,14 @@ private:
     std::optional<std::chrono::steady_clock::time_point> dropped_at_;
     // The node's TIME against the steady clock, at connect and on every refresh.
     clock_watch clock_watch_;
+    // The backward steps lua/clock_mark.lua recorded on the node, read with that TIME.
+    clock_mark_watch clock_mark_watch_;
     double clock_drift_ = lock_options{}.clock_drift_factor;
     // "clock stepped by ...": set when a step moved started_at_, cleared by a restart or an
     // eviction seen later.
     std::string quarantine_cause_;
-    // Set while the latest TIME was refused (an ACL user without +time), else empty.
+    // Set while the latest clock mark was refused (an ACL user without +time, +evalsha or
+    // the key pattern of quarantine_options::node_key_prefix), else empty.
     std::string time_refused_;
     // Handlers of resolves, connects and handshakes check this first: they may complete
     // after this object is gone.

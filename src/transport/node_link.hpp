@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -43,7 +44,7 @@ public:
     /// after this moment reached that server (held back for the new connection, or sent on
     /// it before its INFO was answered) or nothing, and none sent before it did. Unlike
     /// started_at(), which a reconnect places from INFO's whole-second uptime (it may move
-    /// later with no restart) and which an eviction moves too (an eviction does not say which
+    /// earlier with no restart) and which an eviction moves too (an eviction does not say which
     /// keys went: a missing key there may as well have been deleted on purpose), this is
     /// what a renewal weighs before writing a missing key back (recreate_where).
     virtual std::optional<clock::time_point> restart_seen_at() const noexcept = 0;
@@ -71,6 +72,16 @@ public:
     /// step: the largest clock_drift_factor of this client's locks (the one the quarantine
     /// uses). Only grows.
     virtual void allow_clock_drift(double rate) = 0;
+    /// `seen` runs on the strand each time the link has read the server's INFO or clock mark
+    /// (every connect and refresh), once started_at() took what they said: a restart, an
+    /// eviction or a clock step is noticed then, even by a client with nothing to send to the
+    /// node (client_impl::notice_restart reads the other nodes' TTL ceilings).
+    virtual void on_server_read(std::function<void()> seen) = 0;
+
+    /// Changes whenever the connection that the next command will travel on changes (a
+    /// break, a reconnect): what was confirmed on one connection (the TTL ceiling's raise)
+    /// says nothing of the server behind the next.
+    virtual std::uint64_t connection_generation() const noexcept = 0;
 
     virtual const node_address& address() const noexcept = 0;
 };

@@ -37,6 +37,18 @@ info_field_map info_fields(std::string_view text) {
     return fields;
 }
 
+clock::time_point uptime_start(const server_info& info, clock::time_point now,
+                               std::optional<clock::time_point> earlier) {
+    const auto reading = now - std::chrono::seconds(info.uptime_seconds);
+    // Readings of one process lie within a second (and the reply's way back) of each other:
+    // one further on is a restart the run_id did not show (no run_id, or a proxy's), or a
+    // reply held up on its way; either way the later placement is the safe one.
+    if (earlier && *earlier < reading && reading - *earlier <= std::chrono::seconds(1)) {
+        return *earlier;
+    }
+    return reading;
+}
+
 server_info parse_server_info(std::string_view text) {
     const auto fields = info_fields(text);
     const auto info_field = [&fields](std::string_view name) -> std::string_view {

@@ -1,6 +1,8 @@
 #ifndef REDLOCK_SRC_TRANSPORT_SERVER_INFO_HPP
 #define REDLOCK_SRC_TRANSPORT_SERVER_INFO_HPP
 
+#include "core/validity.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -41,6 +43,16 @@ server_info parse_server_info(std::string_view text);
 /// other than noeviction; a node whose INFO does not say counts as one that can. The policy
 /// is shown with `secrets` cut out (printable_server_text).
 std::string eviction_risk(const server_info& info, const std::vector<std::string>& secrets);
+
+/// When the server started, from an INFO read at `now`: `uptime_seconds` is whole seconds,
+/// so each reading is at or after the real start, by up to a second (and the reply's way
+/// back). The earliest reading of the same server (`earlier`, empty for a new one) is the
+/// closest and is kept: a placement that moved later by itself would look like a new restart,
+/// for which the ceilings read at the real one would no longer count. A reading more than a
+/// second after `earlier` is a restart all the same (uptime went down with the same run_id:
+/// none sent, or a proxy's), or a reply held up: the later one is taken.
+clock::time_point uptime_start(const server_info& info, clock::time_point now,
+                               std::optional<clock::time_point> earlier);
 
 /// The command read at connect and on every refresh: its sections in one call (Redis 7.0
 /// and later; an older server refuses it, as an ACL user without +info does).

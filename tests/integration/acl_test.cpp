@@ -22,11 +22,14 @@ using namespace std::chrono_literals;
 
 /// The rules docs/security.md gives for the key prefix `lock:`, in its order. The second
 /// key pattern covers fencing_counter_key() of a key without braces (`{lock:job}:fence`);
-/// a key with braces keeps its prefix (`lock:{a}:job:fence`). Redis checks the commands a
-/// script runs against the caller's rules, hence +get, +pexpire and +del.
+/// a key with braces keeps its prefix (`lock:{a}:job:fence`). The third covers the nodes'
+/// own keys (quarantine_options::node_key_prefix): the clock mark and the TTL ceiling's hash. Redis
+/// checks the commands a script runs against the caller's rules, hence +get, +pexpire, +del
+/// and the hash commands of the ceiling's scripts.
 const std::vector<std::string> least_privilege = {
-    "~lock:*", "~{lock:*}:fence", "resetchannels", "-@all",        "+set",  "+get", "+pexpire",
-    "+del",    "+eval",           "+evalsha",      "+script|load", "+info", "+time"};
+    "~lock:*", "~{lock:*}:fence", "~redlock:*",   "resetchannels", "-@all", "+set",
+    "+get",    "+pexpire",        "+del",         "+hset",         "+hdel", "+hgetall",
+    "+eval",   "+evalsha",        "+script|load", "+info",         "+time"};
 
 constexpr const char* user_name = "redlock-test-locker";
 // Long and unusual enough that finding it in any output can only mean it leaked.
@@ -168,6 +171,26 @@ protected:
             EXPECT_EQ(vote.server_message.find(user_password), std::string::npos);
         }
         EXPECT_GE(decided, 3u) << "a quorum's worth of nodes said why";
+    }
+
+    /// With a user whose clock mark is refused: a lock of `key` is still granted with
+    /// every node's vote, and the log says once per node what to grant.
+    void expect_clock_mark_refused_and_votes_counted(const std::string& key) {
+        blocking_client client(user_config());
+        std::error_code ec;
+        auto held = client.acquire(key, short_lock(), ec);
+        ASSERT_FALSE(ec) << held.message;
+        EXPECT_GE(holding(key, held.lock.token()), 3);
+        client.release(held.lock, ec);
+        EXPECT_FALSE(ec);
+        EXPECT_TRUE(eventually([this] {
+            return log_.text().find("clock mark refused (") != std::string::npos;
+        })) << log_.text();
+        EXPECT_NE(log_.text().find("steps of this node's clock cannot be detected; its votes "
+                                   "still count (grant the user +evalsha +eval +time and the "
+                                   "keys ~redlock:* of quarantine_options::node_key_prefix)"),
+                  std::string::npos)
+            << log_.text();
     }
 
     log_record log_;
@@ -317,21 +340,38 @@ TEST_F(acl_test, without_info_the_quarantine_gives_no_votes) {
     EXPECT_TRUE(all_keys_gone()) << "the refused attempt cleaned up its keys";
 }
 
-// TIME, read with every INFO, shows a node's wall clock stepping (core/clock_watch). A
-// refusal costs the detection only: the node still votes, and the client says so once.
-TEST_F(acl_test, without_time_clock_steps_go_unseen_and_the_votes_still_count) {
+// TIME, read with every INFO, shows a node's wall clock stepping (core/clock_watch); the
+// TTL ceiling's raise reads it too (its entries are times on the node's clock). Refused,
+// the raise fails, and with it every grant it would have covered: the reason says so.
+TEST_F(acl_test, without_time_the_ceiling_cannot_be_raised_and_nothing_is_granted) {
     acl_user user(without(least_privilege, "+time"));
     blocking_client client(user_config());
     std::error_code ec;
-    auto held = client.acquire("lock:acl:no-time", short_lock(), ec);
-    ASSERT_FALSE(ec) << held.message;
-    EXPECT_GE(holding("lock:acl:no-time", held.lock.token()), 3);
-    client.release(held.lock, ec);
-    EXPECT_FALSE(ec);
+    auto refused = client.acquire("lock:acl:no-time", short_lock(), ec);
+    EXPECT_EQ(ec, errc::quorum_unreachable) << refused.message;
+    expect_every_decided_vote(refused.votes, errc::server_error,
+                              "TTL ceiling redlock:ttl-ceiling not raised");
+    EXPECT_TRUE(all_keys_gone()) << "the refused attempt cleaned up its keys";
+    // The clock mark reads TIME too: refused, it is logged (its own test is below).
     EXPECT_TRUE(eventually([this] {
-        return log_.text().find("TIME refused (NOPERM") != std::string::npos;
+        return log_.text().find("clock mark refused (") != std::string::npos;
     })) << log_.text();
-    EXPECT_NE(log_.text().find("steps of this node's clock cannot be detected"), std::string::npos);
+    // Redis refuses a script's command without naming it.
+    EXPECT_NE(log_.text().find("can't run this command"), std::string::npos) << log_.text();
+}
+
+// The clock mark (lua/clock_mark.lua, its TIME read against the steady clock with every
+// INFO, and the steps back it records on the node) shows a node's wall clock stepping. A
+// refusal of its key costs the detection only: the node still votes, and the client says
+// once what to grant. (Without +time or the whole pattern the TTL ceiling's raise fails
+// first, and nothing is granted: the tests above and below.)
+TEST_F(acl_test, without_the_clock_mark_key_clock_steps_go_unseen_and_the_votes_still_count) {
+    auto rules = without(least_privilege, "~redlock:*");
+    rules.push_back("~redlock:ttl-ceiling");
+    acl_user user(rules);
+    expect_clock_mark_refused_and_votes_counted("lock:acl:no-clock-key");
+    EXPECT_NE(log_.text().find("NOPERM"), std::string::npos) << log_.text();
+    EXPECT_FALSE(inspector(1).get("redlock:clock")) << "nothing written without the pattern";
 }
 
 // INFO also tells whether a node can evict keys: with the quarantine off, the eviction
@@ -363,6 +403,21 @@ TEST_F(acl_test, info_server_as_first_argument_is_enough) {
     EXPECT_FALSE(ec);
 }
 
+// The TTL ceiling (docs/safety.md): a user whose ACL does not reach the node's own keys
+// cannot raise it, and a grant it could not cover must not count: other clients' learned
+// quarantines would read a ceiling below this lock.
+TEST_F(acl_test, without_the_node_key_pattern_nothing_is_granted_and_the_reason_names_it) {
+    acl_user user(without(least_privilege, "~redlock:*"));
+    blocking_client client(user_config());
+    std::error_code ec;
+    auto refused = client.acquire("lock:acl:no-ceiling", short_lock(), ec);
+    EXPECT_EQ(ec, errc::quorum_unreachable) << refused.message;
+    expect_every_decided_vote(refused.votes, errc::server_error,
+                              "TTL ceiling redlock:ttl-ceiling not raised (NOPERM");
+    expect_every_decided_vote(refused.votes, errc::server_error, "node_key_prefix");
+    EXPECT_TRUE(all_keys_gone()) << "the refused attempt cleaned up the keys its SETs wrote";
+}
+
 TEST_F(acl_test, without_set_nothing_is_granted) {
     acl_user user(without(least_privilege, "+set"));
     blocking_client client(user_config());
@@ -388,19 +443,27 @@ TEST_F(acl_test, without_the_counter_pattern_fenced_acquires_fail_and_plain_ones
     EXPECT_FALSE(ec);
 }
 
-TEST_F(acl_test, without_pexpire_or_get_extends_fail) {
-    for (const std::string rule : {"+pexpire", "+get"}) {
-        acl_user user(without(least_privilege, rule));
+TEST_F(acl_test, without_get_extends_fail_and_without_pexpire_nothing_is_granted) {
+    {
+        acl_user user(without(least_privilege, "+get"));
         blocking_client client(user_config());
         std::error_code ec;
-        auto held = client.acquire("lock:acl:" + rule, short_lock(), ec);
-        ASSERT_FALSE(ec) << rule << ": " << held.message;
+        auto held = client.acquire("lock:acl:+get", short_lock(), ec);
+        ASSERT_FALSE(ec) << held.message;
         auto refused = client.extend(held.lock, ec);
-        EXPECT_EQ(ec, errc::quorum_unreachable) << rule << ": " << refused.message;
+        EXPECT_EQ(ec, errc::quorum_unreachable) << refused.message;
         // Redis names neither the command nor the rule from inside a script.
         expect_every_decided_vote(refused.votes, errc::server_error,
                                   "The user executing the script can't run this command");
     }
+    // The ceiling's raise sets its expiry with PEXPIRE: refused, no grant counts.
+    acl_user user(without(least_privilege, "+pexpire"));
+    blocking_client client(user_config());
+    std::error_code ec;
+    auto refused = client.acquire("lock:acl:+pexpire", short_lock(), ec);
+    EXPECT_EQ(ec, errc::quorum_unreachable) << refused.message;
+    expect_every_decided_vote(refused.votes, errc::server_error,
+                              "TTL ceiling redlock:ttl-ceiling not raised");
 }
 
 TEST_F(acl_test, without_evalsha_or_del_releases_fail_and_the_key_stays) {
@@ -420,28 +483,21 @@ TEST_F(acl_test, without_evalsha_or_del_releases_fail_and_the_key_stays) {
     }
 }
 
-TEST_F(acl_test, without_eval_a_failed_attempt_cannot_clean_up) {
+// The ceiling's raise goes as EVAL (rare, and never answered NOSCRIPT), and so do the
+// cleanups of failed attempts: without +eval nothing is granted, and the grants the SETs
+// wrote stay until their TTL (the cleanup is refused too), the log says where and why.
+TEST_F(acl_test, without_eval_nothing_is_granted_and_a_failed_attempt_cannot_clean_up) {
     acl_user user(without(least_privilege, "+eval"));
-    for (int node = 1; node <= 3; ++node) {
-        inspector(node).run({"SET", "lock:acl:contended", "another-holder", "PX", "10000"});
-    }
     blocking_client client(user_config());
     std::error_code ec;
-    auto contended = client.acquire("lock:acl:contended", short_lock(), ec);
-    EXPECT_EQ(ec, errc::contention) << contended.message;
-    // Cleanups go as EVAL, never EVALSHA (docs/design.md): refused, they leave the attempt's
-    // grants on nodes 4 and 5 until their TTL, and the log says where and why.
+    auto refused = client.acquire("lock:acl:no-eval", short_lock(), ec);
+    EXPECT_EQ(ec, errc::quorum_unreachable) << refused.message;
+    expect_every_decided_vote(refused.votes, errc::server_error,
+                              "TTL ceiling redlock:ttl-ceiling not raised (NOPERM");
     EXPECT_TRUE(eventually([&] {
-        const auto log = log_.text();
-        return log.find("cleanup of lock:acl:contended on " + topology::addresses()[3]) !=
-                   std::string::npos &&
-               log.find("cleanup of lock:acl:contended on " + topology::addresses()[4]) !=
-                   std::string::npos;
+        return log_.text().find("cleanup of lock:acl:no-eval on ") != std::string::npos;
     })) << log_.text();
-    EXPECT_NE(log_.text().find("NOPERM"), std::string::npos) << log_.text();
-    EXPECT_EQ(holding("lock:acl:contended", "another-holder"), 3);
-    EXPECT_TRUE(inspector(4).get("lock:acl:contended").has_value());
-    EXPECT_TRUE(inspector(5).get("lock:acl:contended").has_value());
+    EXPECT_GE(keys_everywhere(), 3) << "the SETs wrote their keys before the refusal was known";
 }
 
 TEST_F(acl_test, a_database_other_than_0_needs_select) {

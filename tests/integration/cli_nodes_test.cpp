@@ -92,7 +92,8 @@ TEST_F(nodes_test, cli_nodes_shows_role_version_persistence_eviction_and_quarant
     EXPECT_NE(line_of(r.out, 2).find(" aof=no"), std::string::npos) << line_of(r.out, 2);
     EXPECT_NE(line_of(r.out, 3).find(" aof=yes save=none appendfsync=always"), std::string::npos)
         << line_of(r.out, 3);
-    EXPECT_NE(line_of(r.out, 4).find(" quarantine=\"votes count again in "), std::string::npos)
+    EXPECT_NE(line_of(r.out, 4).find(" quarantine=\"node restarted: votes count again in "),
+              std::string::npos)
         << line_of(r.out, 4);
     EXPECT_NE(line_of(r.out, 5).find(" unreachable ("), std::string::npos) << line_of(r.out, 5);
 
@@ -124,6 +125,7 @@ TEST_F(nodes_test, cli_nodes_shows_role_version_persistence_eviction_and_quarant
     const auto left = node(4).at("quarantined_for_ms").to_number<std::int64_t>();
     EXPECT_GT(left, 20000);
     EXPECT_LE(left, 31000);
+    EXPECT_EQ(text_of(node(4).at("quarantine_cause")), "node restarted");
     EXPECT_EQ(node(4).at("votes_count"), false);
     EXPECT_EQ(node(5).at("reachable"), false);
     EXPECT_TRUE(node(5).at("reason").is_string());

@@ -138,7 +138,7 @@ TEST_F(nodes_test, status_marks_a_node_in_restart_quarantine) {
     const auto at = r.out.find(nodes[1] + " ");
     ASSERT_NE(at, std::string::npos) << r.out;
     const auto line = r.out.substr(at, r.out.find('\n', at) - at);
-    const std::string mark = "free  (quarantined: votes count again in ";
+    const std::string mark = "free  (quarantined: node restarted, votes count again in ";
     const auto marked = line.find(mark);
     ASSERT_NE(marked, std::string::npos) << r.out;
     // Weighed against the fleet's longest lock, 60 s unless --max-ttl says otherwise.
@@ -199,7 +199,8 @@ TEST_F(nodes_test, a_short_ttl_does_not_shorten_the_quarantine_of_a_longer_lock)
     const auto line_at = st.out.find(third + " ");
     ASSERT_NE(line_at, std::string::npos) << st.out << st.err;
     const auto line = st.out.substr(line_at, st.out.find('\n', line_at) - line_at);
-    EXPECT_NE(line.find("(quarantined: votes count again in "), std::string::npos) << st.out;
+    EXPECT_NE(line.find("(quarantined: node restarted, votes count again in "), std::string::npos)
+        << st.out;
     const auto held_by_a = count_of(st.out, a_token);
     EXPECT_EQ(held_by_a, 2u) << st.out;
     redlock({"--no-quarantine", "--nodes", list, "release", key, a_token});

@@ -199,7 +199,8 @@ TEST_F(nodes_test, the_lock_family_keeps_its_rules_under_a_nemesis_and_leaves_no
         EXPECT_GT(run.grants_by_kind.count(kind) ? run.grants_by_kind.at(kind) : 0, 10)
             << "kind " << kind << " was granted";
     }
-    EXPECT_GE(chaos.faults(), 5);
+    // Fewer on containers, where a pause or restart is a docker call (history_test.cpp).
+    EXPECT_GE(chaos.faults(), topology::containers() ? 2 : 5);
     // Releases not waited for, cleanups of failed attempts, holders of killed connections:
     // each key goes with its TTL at the latest (the fencing counters stay by design).
     EXPECT_TRUE(eventually(

@@ -162,6 +162,10 @@ TEST_F(nodes_test, concurrent_fenced_holders_are_ordered_by_their_tokens) {
 }
 
 TEST_F(nodes_test, fencing_tokens_stay_monotonic_through_partitions_and_aof_restarts) {
+    if (topology::containers()) {
+        GTEST_SKIP() << "a restart from the AOF needs local processes: a container starts from "
+                        "its compose command (appendonly no) on an empty tmpfs";
+    }
     for (int node = 1; node <= 5; ++node) {
         topology::enable_aof(node);
     }

@@ -116,7 +116,9 @@ TEST_F(nodes_test, history_of_threads_and_processes_under_a_nemesis_has_no_overl
     // A floor on what the history means, not on speed: a busy machine (the simulation runs
     // beside this test in CI) made 880 grants where a quiet one makes thousands.
     EXPECT_GE(history.size(), 200u) << "hundreds of grants, not a handful";
-    EXPECT_GE(chaos.faults(), 10);
+    // A container's pause or restart is a docker call (a restart alone takes seconds), so
+    // fewer faults fit in the same run there.
+    EXPECT_GE(chaos.faults(), topology::containers() ? 4 : 10);
     EXPECT_TRUE(all_keys_gone(3s)) << "every lock released or expired";
     std::printf("history: %zu grants (%lld increments) by 8 contenders in 3 processes, %d faults "
                 "injected, %zu overlaps, %lld keys left, %llu acquires given up here\n",

@@ -262,8 +262,11 @@ struct allowance {
 
 allowance allowed(mode m) {
     switch (m) {
-    case mode::unsolicited: // the reply nobody asked for costs the connection
-        return {errc::connection_failed, true, false};
+    case mode::unsolicited:
+        // The TTL ceiling's raise, pipelined before the SET, takes the first +OK (no answer
+        // a raise gives) and the SET the second: the vote fails as unexpected, and the reply
+        // nobody asked for then costs the connection.
+        return {errc::unexpected_reply, true, false};
     case mode::wrong_types:
         return {errc::unexpected_reply, false, true};
     case mode::control_chars:

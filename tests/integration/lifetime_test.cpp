@@ -434,11 +434,15 @@ TEST_F(nodes_test, bad_renewal_options_are_refused_before_anything_is_locked) {
 /// empty and nodes 4 and 5 come up empty, so a second client finds three nodes that say yes.
 class quarantine_test : public nodes_test {
 protected:
+    /// Outlasts a kill and three restarts: about a second locally, a few seconds each on
+    /// containers (`docker start` sets up a network namespace and the port forwarding).
+    static std::chrono::milliseconds restarts_ttl() { return topology::containers() ? 30s : 3s; }
+
     lock hold_on_one_two_three(blocking_client& holder) {
         topology::stop(4);
         topology::stop(5);
         std::error_code ec;
-        auto held = holder.acquire("double-grant", options(3s), ec);
+        auto held = holder.acquire("double-grant", options(restarts_ttl()), ec);
         EXPECT_FALSE(ec) << held.message;
         topology::kill(3);
         topology::restart(3);
@@ -453,7 +457,7 @@ TEST_F(quarantine_test, off_a_restarted_majority_grants_the_lock_twice) {
     auto held = hold_on_one_two_three(first);
     blocking_client second(config()); // quarantine off
     std::error_code ec;
-    auto again = second.acquire("double-grant", options(3s), ec);
+    auto again = second.acquire("double-grant", options(restarts_ttl()), ec);
     EXPECT_FALSE(ec) << "the double grant this test documents";
     EXPECT_GT(held.remaining(), 0ms) << "while the first holder's lock is still valid";
 }
@@ -465,7 +469,7 @@ TEST_F(quarantine_test, on_the_restarted_nodes_votes_do_not_count) {
     guarded.quarantine.enabled = true;
     blocking_client second(guarded);
     std::error_code ec;
-    auto refused = second.acquire("double-grant", options(3s), ec);
+    auto refused = second.acquire("double-grant", options(restarts_ttl()), ec);
     // Without the quarantine the restarted nodes would have granted: it alone decided.
     EXPECT_EQ(ec, errc::nodes_quarantined) << refused.message;
     EXPECT_NE(refused.message.find("quarantined: node restarted "), std::string::npos)
@@ -622,21 +626,23 @@ TEST_F(quarantine_test, an_address_that_moves_to_a_long_running_server_waits_out
 }
 
 TEST_F(quarantine_test, votes_count_again_after_the_fleet_maximum) {
-    // Each restart takes a second or more on a busy machine: the maximum outlasts all three.
+    // Each restart takes a second or more on a busy machine (several on containers): the
+    // maximum outlasts all three.
+    const auto maximum = topology::containers() ? 20s : 6s;
     const auto first_restart = std::chrono::steady_clock::now();
     topology::restart(1);
     topology::restart(2);
     topology::restart(3);
     auto guarded = config();
     guarded.quarantine.enabled = true;
-    guarded.fleet_max_ttl = 6s;
+    guarded.fleet_max_ttl = maximum;
     blocking_client client(guarded);
     std::error_code ec;
     auto early = client.acquire("later", options(500ms), ec);
-    EXPECT_LT(std::chrono::steady_clock::now() - first_restart, 6s) << "too slow to test";
+    EXPECT_LT(std::chrono::steady_clock::now() - first_restart, maximum) << "too slow to test";
     EXPECT_EQ(ec, errc::nodes_quarantined) << early.message;
     // Whole seconds of uptime, rounded down: a restart may be placed up to 1 s late.
-    std::this_thread::sleep_for(6s + 1200ms);
+    std::this_thread::sleep_for(maximum + 1200ms);
     auto later = client.acquire("later", options(500ms), ec);
     EXPECT_FALSE(ec) << later.message;
 }

@@ -28,6 +28,10 @@ long heap_kib() {
 }
 
 TEST_F(nodes_test, two_hundred_contenders_forty_thousand_cycles_no_leak) {
+    if (topology::containers()) {
+        GTEST_SKIP() << "measures the client over 40,000 cycles: through Docker's port "
+                        "forwarder every round trip costs more and the run outlasts its 120 s";
+    }
     constexpr int contenders = 200;
     const long target = sanitized() ? 2000 : 40000;
     io_thread io;
@@ -42,12 +46,13 @@ TEST_F(nodes_test, two_hundred_contenders_forty_thousand_cycles_no_leak) {
         o.ttl = 5s;
         o.retry.max_attempts = 0;
         o.retry.wait_budget = 10s;
+        // What this test judges is leaks and that only contention fails a cycle: 200
+        // contenders on a busy machine (CI compiles beside it) read their own replies late,
+        // which the default node_timeout counts as a node's silence, so give the nodes the
+        // time a slow client needs to read them.
+        o.node_timeout = 1s;
         if (sanitized()) {
-            // A sanitized client on a busy machine answers its own replies late: what this
-            // test judges there is leaks and that only contention fails a cycle, so give
-            // the nodes the time a slow client needs to read them.
-            o.node_timeout = 1s;
-            o.retry.wait_budget = 120s;
+            o.retry.wait_budget = 120s; // a sanitized client is slower still
         }
         o.retry.backoff_initial = 1ms;
         o.retry.backoff_max = 20ms;
@@ -70,7 +75,9 @@ TEST_F(nodes_test, two_hundred_contenders_forty_thousand_cycles_no_leak) {
         }
     };
     // Every contender runs until `until` cycles are done; then nothing is in flight but
-    // the last releases' background deletes, which the pause lets land.
+    // the last releases' background deletes, which the pause lets land or time out (it
+    // outlasts the node timeout: a delete still waiting holds its round's memory, which read
+    // as 70 KiB of growth on a loaded machine when the pause was 200 ms).
     auto run_until = [&](long until) {
         std::atomic<int> finished{0};
         std::promise<void> all_done;
@@ -82,7 +89,7 @@ TEST_F(nodes_test, two_hundred_contenders_forty_thousand_cycles_no_leak) {
             });
         }
         ASSERT_EQ(all_done.get_future().wait_for(300s), std::future_status::ready);
-        std::this_thread::sleep_for(200ms);
+        std::this_thread::sleep_for(1200ms);
     };
     run_until(target / 4);
     const long heap_warm = heap_kib();
@@ -98,9 +105,11 @@ TEST_F(nodes_test, two_hundred_contenders_forty_thousand_cycles_no_leak) {
     EXPECT_TRUE(all_keys_gone()) << "every cycle released every copy";
     if (!sanitized()) {
         // Both measured at rest, 30,000 cycles apart: anything kept per cycle (an entry of
-        // a map: 32 bytes at least) would add a megabyte. What does move (5-25 KiB, less
-        // in every further quarter) is the allocator's and the containers' bookkeeping.
-        EXPECT_LE(heap_end, heap_warm + 64) << heap_warm << " KiB -> " << heap_end;
+        // a map: 32 bytes at least) would add a megabyte. What does move is the allocator's
+        // and the containers' bookkeeping: 5-50 KiB here, 70 KiB once in CI's loaded chroot,
+        // and it levels off (710, 728, 732, 735 KiB after 10,000, 40,000, 80,000 and
+        // 120,000 cycles, 2026-12-05).
+        EXPECT_LE(heap_end, heap_warm + 128) << heap_warm << " KiB -> " << heap_end;
     }
     std::printf("load: %ld cycles by %d contenders, heap at rest %ld KiB after a quarter, "
                 "%ld KiB at the end\n",

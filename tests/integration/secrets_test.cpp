@@ -352,7 +352,8 @@ TEST_F(nodes_test, the_command_line_tool_logged_in_never_shows_the_password) {
         EXPECT_FALSE(r.output.empty()) << args[2];
     }
     EXPECT_EQ(acquired.output.find(secret), std::string::npos) << acquired.output;
-    EXPECT_EQ(keys_everywhere(), 0);
+    // The release completes at a quorum of deletes: the others land within node_timeout.
+    EXPECT_TRUE(all_keys_gone()) << keys_everywhere();
 }
 
 // Review finding F4: `status` printed the value under the key as the node stored it, while

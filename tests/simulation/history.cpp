@@ -348,6 +348,19 @@ bool history::detectable(int client, std::size_t step, real_ns before) const {
     constexpr double rate = 0.01;
     constexpr double margin_us = 1000;
     const auto& ss = found->second;
+    // A step back recorded on the node by a run that read its clock after the step. Of the
+    // runs that read the recorded node time, the earliest: the record may be older than st.
+    static const bool heeded = clock_mark_setting() != clock_mark_use::ignored;
+    for (const auto& b : ss) {
+        if (!heeded || b.step_at_us == 0 || b.received_at > before) {
+            continue;
+        }
+        const auto reads = clock_reads_.find({st.node, b.step_at_us});
+        if (reads != clock_reads_.end() &&
+            *std::min_element(reads->second.begin(), reads->second.end()) > st.at) {
+            return true;
+        }
+    }
     for (std::size_t i = 1; i < ss.size(); ++i) {
         const auto& a = ss[i - 1];
         const auto& b = ss[i];

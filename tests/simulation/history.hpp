@@ -7,6 +7,7 @@
 #include "redlock/lock.hpp"
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -49,7 +50,12 @@ namespace redlock::sim {
 /// before the step and the second after it and answered before g, whose offsets (node time
 /// minus the middle of the round trip on the client's clock) moved by more than
 /// drift x elapsed + both half round trips + 1 ms: the rule of core/clock_watch, computed
-/// here again from the raw samples. (a) between two holders is a failure unless forward
+/// here again from the raw samples. It is detectable too when one of that client's samples,
+/// answered before g, carried a backward step that lua/clock_mark.lua recorded on the node
+/// after the step (its run read the node's clock after it): the node's clock was ahead until
+/// then, and the client's quarantine runs from no earlier than that run, so it covers every
+/// hold the forward step can have dropped (written before the step, none lives past it by
+/// more than the fleet's maximum ttl). (a) between two holders is a failure unless forward
 /// steps of one node, after the earlier holder's attempt began and before the later grant,
 /// add up to more than the earlier holder's validity then had left (its hold there, which
 /// lives at least that long unstepped, may have expired before the later grant), and one of
@@ -59,6 +65,22 @@ namespace redlock::sim {
 /// (m) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
 ///     than its backoff's end, whatever happened to the release notifications (lost,
 ///     delayed, subscriber cut), unless its process was paused meanwhile.
+/// REDLOCK_SIM_CLOCK_MARK: unset, both the links and the checker heed the steps back
+/// lua/clock_mark.lua records on the nodes; `0`, neither does (the clients and the checker as
+/// before the script: the residue to compare with, over the very same schedules); `links`,
+/// only the links ignore them (a mutant: the checker must then find violations).
+enum class clock_mark_use { heeded, ignored, ignored_by_links };
+inline clock_mark_use clock_mark_setting() {
+    const char* v = std::getenv("REDLOCK_SIM_CLOCK_MARK");
+    if (v && std::string(v) == "0") {
+        return clock_mark_use::ignored;
+    }
+    if (v && std::string(v) == "links") {
+        return clock_mark_use::ignored_by_links;
+    }
+    return clock_mark_use::heeded;
+}
+
 class history {
 public:
     explicit history(world& w)
@@ -122,18 +144,25 @@ public:
     /// Every command any link sends: for (g).
     void on_send(int client, int node, const std::vector<std::string>& args);
 
-    /// One TIME of `client`'s link to `node`: read at the node at `read_at`, answered at
-    /// `received_at` (real time), sent and answered at `sent_local` and `received_local` on
-    /// the client's clock, saying `node_us`.
+    /// One clock mark of `client`'s link to `node`: read at the node at `read_at`, answered
+    /// at `received_at` (real time), sent and answered at `sent_local` and `received_local`
+    /// on the client's clock, saying TIME `node_us` and the step back recorded at node time
+    /// `step_at_us` (0: none).
     struct time_sample {
         real_ns read_at;
         real_ns received_at;
         std::int64_t sent_local;
         std::int64_t received_local;
         std::int64_t node_us;
+        std::int64_t step_at_us;
     };
     void time_sample(int client, int node, const struct time_sample& s) {
         samples_[{client, node}].push_back(s);
+    }
+    /// lua/clock_mark.lua ran on `node` now, its TIME `node_us` (answered or not): where a
+    /// step it recorded at that node time happened in real time.
+    void clock_read(int node, real_ns at, std::int64_t node_us) {
+        clock_reads_[{node, node_us}].push_back(at);
     }
     /// Node `node`'s wall clock stepped by `delta` now.
     void clock_step(int node, real_ns delta) { steps_.push_back({node, world_.now(), delta}); }
@@ -216,6 +245,7 @@ private:
     std::vector<std::string> violations_;
     std::vector<std::string> residue_;
     std::map<std::pair<int, int>, std::vector<struct time_sample>> samples_;
+    std::map<std::pair<int, std::int64_t>, std::vector<real_ns>> clock_reads_;
     struct step {
         int node;
         real_ns at;

@@ -7,6 +7,10 @@
 //   REDLOCK_SIM_REGRESSION=0   skip the seeds in regression_seeds.txt
 //   REDLOCK_SIM_ACCEPT_EVICTING=1  clients accept nodes that evict keys (the veto disabled):
 //                              the evicting nodes' schedules must then find violations
+//   REDLOCK_SIM_CLOCK_MARK=0   links and checker ignore the steps lua/clock_mark.lua records
+//                              (the residue before it); =links only the links (must fail)
+// The first schedules run again at the end: a different trace is a state leak between
+// schedules (a failure).
 #include "schedule.hpp"
 
 #include <algorithm>
@@ -164,6 +168,20 @@ int main() {
                 static_cast<unsigned long long>(count), static_cast<unsigned long long>(first));
     std::fflush(stdout);
 
+    // What the process shares between schedules (the Lua state with its compiled scripts,
+    // the script SHA1s, the reply reader) must carry nothing from one schedule into the
+    // next: the first schedules run once more after all the others and must give the same
+    // traces, byte for byte, as they did in the fresh process.
+    std::vector<std::uint64_t> probes(seeds.begin(),
+                                      seeds.begin() + std::min<std::size_t>(seeds.size(), 8));
+    for (std::uint64_t i = 0; i < count && probes.size() < 16; ++i) {
+        probes.push_back(first + i);
+    }
+    std::vector<schedule_result> probed;
+    for (const auto seed : probes) {
+        probed.push_back(run_schedule(seed, true));
+    }
+
     const auto started = std::chrono::steady_clock::now();
     std::uint64_t schedules = 0;
     std::uint64_t grants = 0;
@@ -208,6 +226,18 @@ int main() {
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+        const auto again = run_schedule(probes[i], true);
+        if (again.trace != probed[i].trace || again.violations != probed[i].violations) {
+            ++violations;
+            ++failed;
+            std::printf("FAILED state leak: seed %llu ran differently after %llu other "
+                        "schedules in this process (%zu trace lines, then %zu)\n",
+                        static_cast<unsigned long long>(probes[i]),
+                        static_cast<unsigned long long>(schedules), probed[i].trace.size(),
+                        again.trace.size());
+        }
+    }
     for (const auto& [defect, found] : by_defect) {
         std::printf("%zu schedules: %s; seeds", found.size(), defect.c_str());
         for (std::size_t i = 0; i < found.size() && i < 8; ++i) {

@@ -31,6 +31,14 @@ constexpr double drift_factor = 0.01;
 constexpr milliseconds sim_fleet_max_ttl{300};
 /// Salt of the generator of the fleet's maximum and of the restart under bare majorities.
 constexpr std::uint64_t fleet_salt = 0x666c91d746ULL;
+/// Salt of the generator of the restart under a lock whose ttl a smaller one raised first.
+constexpr std::uint64_t raise_salt = 0x726169736500079aULL;
+/// Salt of the generator of whether a schedule's clients learn quarantines from TTL ceilings.
+constexpr std::uint64_t learn_salt = 0x6c6561726e0007a1ULL;
+/// Salt of the generator of whether the other clients of a bare-majority restart use a lowered
+/// maximum: none of regression_seeds.txt recorded before it gets one (they replay the schedules
+/// that found their bugs).
+constexpr std::uint64_t lower_salt = 0x6c6f7765720023c0ULL;
 
 drift_clock make_clock(world& w) {
     // Rates within a quarter of the drift factor either way: client/node rate ratios stay
@@ -112,6 +120,20 @@ op_plan make_op(world& w, profile p, int keys) {
         op.cancel_after = w.uniform(0, 20 * ms);
     }
     return op;
+}
+
+/// A client's first operation after a restart: a 40 ms lock, all its own ttl could tell it,
+/// retried long enough to meet the restarted node's quarantine end.
+void contend_after_restart(op_plan& op, real_ns gap) {
+    op.gap = gap;
+    op.lock.ttl = milliseconds(40);
+    op.lock.node_timeout = std::min(op.lock.node_timeout, op.lock.ttl / 3);
+    op.lock.retry.max_attempts = 8;
+    op.lock.retry.backoff_initial = milliseconds(10);
+    if (op.renewal.interval > op.lock.ttl) {
+        op.renewal.interval = op.lock.ttl / 2;
+    }
+    op.cancel_after = -1;
 }
 
 } // namespace
@@ -351,6 +373,21 @@ scenario make_scenario(world& w, int forced_profile) {
             s.config.eviction.refresh_interval =
                 milliseconds(10 + static_cast<int>(stepper() % 91));
         }
+        // Half the forward steps are put right later (NTP stepping the clock back, a VM's
+        // clock corrected after a resume): ahead for a while, which a client that samples
+        // only before and after sees no trace of, unless some client's lua/clock_mark.lua
+        // ran meanwhile and recorded the step back on the node. Drawn last, so that the
+        // schedules drawn before corrections existed keep everything else.
+        const auto planned = s.faults.size();
+        for (auto i = planned - static_cast<std::size_t>(count); i < planned; ++i) {
+            if (s.faults[i].step > 0 && stepper() % 2 == 0) {
+                fault back = s.faults[i];
+                back.at += 1 + static_cast<real_ns>(
+                                   stepper() % static_cast<std::uint64_t>(horizon - back.at + 1));
+                back.step = -back.step;
+                s.faults.push_back(back);
+            }
+        }
     }
 
     s.config.connect_timeout = milliseconds(20);
@@ -374,7 +411,18 @@ scenario make_scenario(world& w, int forced_profile) {
     // and find the restarted node and the cut-off ones free. Drawn from the same generator
     // of their own, whose salt gives none of regression_seeds.txt this restart: they replay
     // the schedules that found their bugs.
-    if (fleet() % 2 == 0) {
+    const bool bare_restart = fleet() % 2 == 0;
+    // Clients wait out the maximum, as users get it: learning restarted nodes' quarantines
+    // from the other nodes' TTL ceilings (quarantine_options::learn_from_ttl_ceilings) is
+    // off by default because it is not safe yet (docs/safety.md, "The TTL ceiling": seed
+    // 764492854910 grants twice with it). REDLOCK_SIM_LEARN_CEILINGS=1 turns it on in half
+    // the schedules and in the workload below, to explore it and to measure mutant h. A
+    // generator of its own, so that every other draw stays as it was.
+    const char* learn = std::getenv("REDLOCK_SIM_LEARN_CEILINGS");
+    const bool explore_learning = learn && *learn == '1';
+    std::mt19937_64 learner(w.seed() ^ learn_salt);
+    s.config.quarantine.learn_from_ttl_ceilings = explore_learning && learner() % 2 == 0;
+    if (bare_restart) {
         const auto draw = [&fleet](real_ns from, real_ns to) {
             return from + static_cast<real_ns>(fleet() % static_cast<std::uint64_t>(to - from + 1));
         };
@@ -406,22 +454,144 @@ scenario make_scenario(world& w, int forced_profile) {
         first.extend_midway = false;
         first.cancel_after = -1;
         for (int c = 1; c < clients; ++c) {
-            auto& op = s.ops[static_cast<std::size_t>(c)][0];
-            op.gap = back + draw(0, 20 * ms);
-            op.lock.ttl = milliseconds(40);
-            op.lock.node_timeout = std::min(op.lock.node_timeout, op.lock.ttl / 3);
-            op.lock.retry.max_attempts = 8;
-            op.lock.retry.backoff_initial = milliseconds(10);
-            if (op.renewal.interval > op.lock.ttl) {
-                op.renewal.interval = op.lock.ttl / 2;
+            contend_after_restart(s.ops[static_cast<std::size_t>(c)][0], back + draw(0, 20 * ms));
+        }
+        // Half of these lower the maximum while client 0's lock of the old one stands: the
+        // other clients are configured with half the old maximum (their locks capped to it),
+        // with the default settings otherwise. Only the restarted node's quarantine as long
+        // as the ceiling client 0 raised, read from the other nodes, keeps them from counting
+        // it while that lock stands (docs/safety.md, "The TTL ceiling").
+        std::mt19937_64 lowering(w.seed() ^ lower_salt);
+        if (lowering() % 2 == 0) {
+            s.lowered_max_ttl = std::min(s.config.fleet_max_ttl, sim_fleet_max_ttl) / 2;
+            // What the check needs, and all it claims (docs/safety.md, "The TTL ceiling"):
+            // the lowered clients hear from the restarted node within their maximum (their
+            // first operation starts right after the restart and retries), and their reads
+            // reach the nodes that did not restart and find what client 0 raised. So no
+            // fault but this workload's own: a reader cut off or failing, a reply lost,
+            // another crash, a flush, a stepped clock, a paused client, a second address in
+            // place of a reader or an evicting reader (below) can hide the old entries, and
+            // then nothing tells these clients that a longer lock stands: that residue is
+            // named in docs/safety.md.
+            std::erase_if(s.faults, [&](const fault& f) {
+                const bool own_crash =
+                    f.what == fault::kind::crash && f.node == restarted && f.at == crash.at;
+                const bool own_cut = f.what == fault::kind::partition && f.client == 0 &&
+                                     f.at == 0 && f.duration == back;
+                return !own_crash && !own_cut;
+            });
+            s.duplicate.client = -1;
+            // Their first lock is client 0's: the key whose double grant the check prevents
+            // (with random keys, many schedules had no contender for it; review 8).
+            for (std::size_t c = 1; c < s.ops.size(); ++c) {
+                auto& op = s.ops[c][0];
+                op.key = s.ops[0][0].key;
+                op.more_keys.clear();
+                op.lock.mode = lock_mode::exclusive;
             }
-            op.cancel_after = -1;
+            s.net.lost_reply_rate = 0;
+            for (auto& node : s.nodes) {
+                node.error_rate = 0;
+            }
+            for (std::size_t c = 1; c < s.ops.size(); ++c) {
+                for (auto& op : s.ops[c]) {
+                    op.lock.ttl = std::min(op.lock.ttl, s.lowered_max_ttl);
+                    op.lock.node_timeout = std::min(op.lock.node_timeout, op.lock.ttl / 3);
+                    if (op.renewal.interval > op.lock.ttl / 2) {
+                        op.renewal.interval = op.lock.ttl / 2;
+                    }
+                }
+            }
+        }
+    }
+    // A quarter of the other schedules restart a node under a lock whose ttl a smaller one
+    // raised on the same connections before it: client 0 takes short locks (40 ms) on every
+    // node, is then cut off from a minority of the other nodes, and takes a 300 ms lock, on a
+    // bare majority including the node that restarts while it stands. Each node's TTL
+    // ceiling must have been raised to 300 ms there although 40 ms was already confirmed
+    // ("The TTL ceiling"); the other clients, as above, start after the restart with 40 ms
+    // locks on the long lock's key and learn the restarted node's quarantine from the others'
+    // ceilings: a ceiling left at 40 ms would count the restarted node while the long lock
+    // stands (seed 26 with mutant h). A generator of its own, salted so that no seed of
+    // regression_seeds.txt recorded before it gets it.
+    std::mt19937_64 raiser(w.seed() ^ raise_salt);
+    if (!bare_restart && raiser() % 4 == 0) {
+        // What this workload checks is the learned quarantine (the maximum otherwise).
+        s.config.quarantine.learn_from_ttl_ceilings = explore_learning;
+        const auto draw = [&raiser](real_ns from, real_ns to) {
+            return from +
+                   static_cast<real_ns>(raiser() % static_cast<std::uint64_t>(to - from + 1));
+        };
+        const auto key = [&raiser, keys] {
+            return "k" + std::to_string(raiser() % static_cast<std::uint64_t>(keys));
+        };
+        const int restarted = static_cast<int>(raiser() % static_cast<std::uint64_t>(nodes));
+        auto& c0 = s.ops[0];
+        op_plan& long_op = c0[0];
+        op_plan short_op = long_op;
+        short_op.key = key();
+        short_op.more_keys.clear();
+        short_op.lock.mode = lock_mode::exclusive;
+        short_op.what = op_plan::kind::plain;
+        short_op.lock.ttl = milliseconds(40);
+        short_op.lock.node_timeout = milliseconds(10);
+        short_op.lock.retry.max_attempts = 4;
+        short_op.extend_midway = false;
+        short_op.cancel_after = -1;
+        // Twice: the links connect on first use, and a raise sent while the connection was
+        // being made is forgotten once it is up (a new connection); the second short lock's
+        // raise is the confirmation the long lock meets.
+        op_plan connecting = short_op;
+        connecting.gap = 0;
+        connecting.hold = draw(0, 5 * ms);
+        short_op.gap = draw(1 * ms, 5 * ms);
+        short_op.hold = draw(0, 10 * ms);
+        const real_ns short_end = connecting.hold + short_op.gap + short_op.hold;
+        // The cut starts once the short lock is usually released, before the long one.
+        const real_ns cut_at = short_end + draw(20 * ms, 30 * ms);
+        long_op.key = key();
+        long_op.more_keys.clear();
+        long_op.lock.mode = lock_mode::exclusive;
+        long_op.what = op_plan::kind::plain;
+        long_op.lock.ttl = sim_fleet_max_ttl;
+        long_op.lock.node_timeout = milliseconds(30);
+        long_op.lock.retry.max_attempts = 4;
+        long_op.gap = 30 * ms + draw(0, 10 * ms);
+        long_op.extend_midway = false;
+        long_op.cancel_after = -1;
+        // The earliest the long lock can start (the short one's round trips come on top).
+        const real_ns long_start = short_end + long_op.gap;
+        fault crash;
+        crash.what = fault::kind::crash;
+        crash.node = restarted;
+        crash.at = long_start + draw(30 * ms, 80 * ms);
+        crash.duration = draw(1 * ms, 20 * ms);
+        s.faults.push_back(crash);
+        const real_ns back = crash.at + crash.duration;
+        long_op.hold = draw(back - long_start + 60 * ms, 280 * ms);
+        for (int k = 1; k <= nodes / 2; ++k) {
+            fault cut;
+            cut.what = fault::kind::partition;
+            cut.client = 0;
+            cut.node = (restarted + k) % nodes;
+            cut.at = cut_at;
+            cut.duration = back - cut_at;
+            cut.break_now = raiser() % 2 == 0;
+            s.faults.push_back(cut);
+        }
+        c0.insert(c0.begin(), {connecting, short_op});
+        for (int c = 1; c < clients; ++c) {
+            auto& op = s.ops[static_cast<std::size_t>(c)][0];
+            op.key = s.ops[0][2].key;
+            op.more_keys.clear();
+            op.lock.mode = lock_mode::exclusive;
+            contend_after_restart(op, back + draw(0, 20 * ms));
         }
     }
     // A node set to evict keys (maxmemory with volatile-ttl), in one schedule of five. Drawn
     // from a generator of its own, so that every other seed's schedule stays as it was.
     std::mt19937_64 eviction(w.seed() ^ 0x6576696374ULL);
-    if (eviction() % 5 == 0) {
+    if (s.lowered_max_ttl.count() == 0 && eviction() % 5 == 0) {
         auto& evicting = s.nodes[eviction() % s.nodes.size()];
         evicting.evict_rate = std::uniform_real_distribution<double>(0.02, 0.3)(eviction);
     }
@@ -437,6 +607,10 @@ std::string describe(const scenario& s) {
                       std::to_string(s.nodes.size()) + " nodes, " + std::to_string(s.ops.size()) +
                       " clients, " + std::to_string(s.faults.size()) + " faults, fleet max ttl " +
                       std::to_string(s.config.fleet_max_ttl.count()) + " ms";
+    if (s.lowered_max_ttl.count() > 0) {
+        out += " (lowered to " + std::to_string(s.lowered_max_ttl.count()) +
+               " ms for the clients after the first)";
+    }
     return out;
 }
 

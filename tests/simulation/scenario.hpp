@@ -85,6 +85,9 @@ struct scenario {
     std::vector<fault> faults;
     client_config config;
     std::chrono::milliseconds max_ttl{0};
+    /// The fleet maximum of every client but the first, lowered while the first one's locks
+    /// of `config.fleet_max_ttl` may stand; 0: every client uses `config.fleet_max_ttl`.
+    std::chrono::milliseconds lowered_max_ttl{0};
     /// A client that lists one server under two names: in `duplicate.client`'s node list,
     /// the entry of node `duplicate.replaced` is a second address of node `duplicate.node`
     /// (its votes must count once: client_impl::veto_grant). Off when client < 0.

@@ -156,6 +156,9 @@ void schedule::make_client(int c) {
     };
 
     client_config config = sc_.config;
+    if (c > 0 && sc_.lowered_max_ttl.count() > 0) {
+        config.fleet_max_ttl = sc_.lowered_max_ttl;
+    }
     if (w_.tracing()) {
         // The library's own log lines join the trace (only when tracing: they cost).
         config.log = [this, c](log_level, std::string_view message) {

@@ -2,6 +2,7 @@
 
 #include "history.hpp"
 
+#include "core/clock_mark.hpp"
 #include "core/clock_watch.hpp"
 #include "transport/scripts.hpp"
 #include "transport/server_info.hpp"
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <deque>
+#include <memory>
 
 namespace redlock::sim {
 
@@ -33,17 +35,24 @@ struct pending {
 };
 using pending_ptr = std::shared_ptr<pending>;
 
-/// The reply as the production reader would see it: parsed from RESP bytes by hiredis.
+/// The reply as the production reader would see it: parsed from RESP bytes by hiredis. One
+/// reader for the process (the simulation is single-threaded), as node_connection keeps one
+/// per connection: a reader created and freed per reply cost a few percent of a schedule. A
+/// reader left with an error or with bytes of an unfinished reply is replaced, so no reply
+/// is ever read with another's bytes.
 struct parsed {
     redisReply* reply = nullptr;
     explicit parsed(const std::string& resp) {
-        redisReader* reader = redisReaderCreate();
+        static std::unique_ptr<redisReader, void (*)(redisReader*)> reader(redisReaderCreate(),
+                                                                           &redisReaderFree);
         void* out = nullptr;
-        if (redisReaderFeed(reader, resp.data(), resp.size()) == REDIS_OK &&
-            redisReaderGetReply(reader, &out) == REDIS_OK) {
+        if (redisReaderFeed(reader.get(), resp.data(), resp.size()) == REDIS_OK &&
+            redisReaderGetReply(reader.get(), &out) == REDIS_OK) {
             reply = static_cast<redisReply*>(out);
         }
-        redisReaderFree(reader);
+        if (!out || reader->err || reader->ridx != -1 || reader->pos != reader->len) {
+            reader.reset(redisReaderCreate());
+        }
     }
     ~parsed() {
         if (reply) {
@@ -72,7 +81,9 @@ public:
         , net_(net)
         , backoff_(delay_initial_)
         , who_("c" + std::to_string(client) + "->n" + std::to_string(node.id()))
-        , refresh_(std::chrono::nanoseconds(config.eviction.refresh_interval).count()) {}
+        , refresh_(std::chrono::nanoseconds(config.eviction.refresh_interval).count())
+        , fleet_max_ttl_(config.fleet_max_ttl)
+        , clock_key_(config.quarantine.node_key_prefix + "clock") {}
 
     void attach() {
         watcher_ = next_watcher_id++;
@@ -151,8 +162,11 @@ public:
     }
 
     std::optional<detail::clock::time_point> started_at() const { return started_at_; }
+    /// node_link::on_server_read.
+    std::function<void()> server_read;
     std::optional<detail::clock::time_point> restart_seen_at() const { return restart_seen_at_; }
     std::string_view run_id() const { return run_id_; }
+    std::uint64_t connection() const { return connection_; }
 
     void cut(const char* why) {
         if (state_ != state::connected && state_ != state::connecting) {
@@ -280,19 +294,31 @@ private:
             back_off();
             return;
         }
-        // The handshake: INFO server, memory and stats, then TIME, as node_connection sends
-        // them; TIME's round trip counted from the connect, as the real one's is from the
-        // moment it is queued.
+        // The handshake: the scripts, INFO server, memory and stats, then the clock mark, as
+        // node_connection sends them; its round trip counted from the connect, as the real
+        // one's is from the moment it is queued.
+        // The commands are made once for the process: copying kilobytes of script text at
+        // every connect showed in the profile.
+        static const auto loads = [] {
+            std::vector<std::vector<std::string>> out;
+            for (const auto* script : detail::preloaded_scripts) {
+                out.push_back({"SCRIPT", "LOAD", std::string(script->text)});
+            }
+            return out;
+        }();
+        for (const auto& load : loads) {
+            node_.execute(load, who_);
+        }
         read_info();
         observe_time(connect_sent_, read_time());
         connected_at_ = w_.now();
-        for (const auto* script : detail::preloaded_scripts) {
-            node_.execute({"SCRIPT", "LOAD", std::string(script->text)}, who_);
-        }
         state_ = state::connected;
         ++connection_;
         backoff_ = delay_initial_;
         schedule_refresh();
+        if (server_read) {
+            server_read();
+        }
         SIM_TRACE(w_, who_, "connected");
         auto held = std::move(held_);
         held_.clear();
@@ -301,42 +327,71 @@ private:
         }
     }
 
-    /// The node's TIME read now, through the real parser: when, and what it said.
+    /// lua/clock_mark.lua run now at the node, with node_connection's arguments, its reply
+    /// through the real parser: when, and what it said. NOSCRIPT (a flushed cache) is
+    /// answered by EVAL at once: node_connection's resend, without its round trip.
     struct node_time {
         real_ns read_at = 0;
-        std::optional<std::chrono::microseconds> value;
+        std::optional<detail::clock_mark_reply> value;
     };
     node_time read_time() {
-        const parsed t(node_.execute({"TIME"}, who_));
+        const auto args = detail::make_clock_mark_arguments(fleet_max_ttl_, clock_drift_);
+        auto resp = node_.execute({"EVALSHA", std::string(detail::clock_mark_script.sha1), "1",
+                                   clock_key_, args.tolerance_us, args.keep_ms},
+                                  who_);
+        if (resp.starts_with("-NOSCRIPT")) {
+            resp = node_.execute({"EVAL", std::string(detail::clock_mark_script.text), "1",
+                                  clock_key_, args.tolerance_us, args.keep_ms},
+                                 who_);
+        }
+        const parsed t(resp);
         node_time got{w_.now(), std::nullopt};
-        if (t.reply && t.reply->type == REDIS_REPLY_ARRAY && t.reply->elements == 2) {
-            got.value =
-                detail::parse_node_time({t.reply->element[0]->str, t.reply->element[0]->len},
-                                        {t.reply->element[1]->str, t.reply->element[1]->len});
+        if (t.reply && t.reply->type == REDIS_REPLY_ARRAY && t.reply->elements == 4) {
+            const auto field = [&](std::size_t i) {
+                const auto* e = t.reply->element[i];
+                return e->type == REDIS_REPLY_STRING ? std::string_view(e->str, e->len)
+                                                     : std::string_view();
+            };
+            got.value = detail::parse_clock_mark(field(0), field(1), field(2), field(3));
+        }
+        if (got.value) {
+            h_.clock_read(node_.id(), got.read_at, got.value->node_time.count());
         }
         return got;
     }
-    /// node_connection::on_node_time's weighing, by the same clock_watch, of a TIME sent at
-    /// `sent` and answered now.
+    /// node_connection::on_clock_mark's weighing, by the same clock_watch and
+    /// clock_mark_watch, of a clock mark sent at `sent` and answered now.
     void observe_time(real_ns sent, const node_time& t) {
         if (!t.value) {
             return;
         }
         const detail::clock::time_point sent_local(std::chrono::nanoseconds(clock_.local(sent)));
         const detail::clock::time_point now(std::chrono::nanoseconds(clock_.local(w_.now())));
-        h_.time_sample(
-            client_, node_.id(),
-            {t.read_at, w_.now(), clock_.local(sent), clock_.local(w_.now()), t.value->count()});
-        const auto step = clock_watch_.observe({sent_local, now, *t.value}, clock_drift_);
-        if (!step) {
+        h_.time_sample(client_, node_.id(),
+                       {t.read_at, w_.now(), clock_.local(sent), clock_.local(w_.now()),
+                        t.value->node_time.count(), t.value->step_at.count()});
+        if (const auto step =
+                clock_watch_.observe({sent_local, now, t.value->node_time}, clock_drift_)) {
+            forgot_at_ = now;
+            if (!started_at_ || *started_at_ < now) {
+                started_at_ = now;
+            }
+            quarantine_cause_ = detail::clock_step_text(*step);
+            SIM_TRACE(w_, who_, quarantine_cause_ + ": quarantined");
+        }
+        static const bool heeded = clock_mark_setting() == clock_mark_use::heeded;
+        const auto recorded = clock_mark_watch_.observe(*t.value, now, clock_drift_);
+        if (!recorded || !heeded) {
             return;
         }
-        forgot_at_ = now;
-        if (!started_at_ || *started_at_ < now) {
-            started_at_ = now;
+        if (!forgot_at_ || *forgot_at_ < recorded->at) {
+            forgot_at_ = recorded->at;
         }
-        quarantine_cause_ = detail::clock_step_text(*step);
-        SIM_TRACE(w_, who_, quarantine_cause_ + ": quarantined");
+        if (!started_at_ || *started_at_ < recorded->at) {
+            started_at_ = recorded->at;
+            quarantine_cause_ = detail::recorded_step_text(recorded->by);
+            SIM_TRACE(w_, who_, quarantine_cause_ + ": quarantined");
+        }
     }
 
     /// node_connection::on_server_info's reading, through the real parser: the reply is
@@ -351,13 +406,18 @@ private:
         }
         const auto got = detail::parse_server_info({info.reply->str, info.reply->len});
         const detail::clock::time_point now(std::chrono::nanoseconds(clock_.local(w_.now())));
-        auto started = now - std::chrono::seconds(got.uptime_seconds);
+        if (got.run_id != run_id_) {
+            uptime_start_.reset();
+        }
+        auto started = detail::uptime_start(got, now, uptime_start_);
+        uptime_start_ = started;
         if (!run_id_.empty() && got.run_id != run_id_) {
             started = now;
             forgot_at_ = now; // kept by later refreshes, as in node_connection
             restart_seen_at_ = dropped_at_.value_or(now);
             quarantine_cause_.clear();
             clock_watch_.forget();
+            clock_mark_watch_.forget();
         } else if (evicted_keys_ && got.evicted_keys && *got.evicted_keys != *evicted_keys_) {
             forgot_at_ = now;
             quarantine_cause_.clear();
@@ -413,6 +473,9 @@ private:
                                             self->read_info();
                                             self->observe_time(sent, node_time);
                                             self->schedule_refresh();
+                                            if (self->server_read) {
+                                                self->server_read();
+                                            }
                                         });
                         });
         });
@@ -556,10 +619,15 @@ private:
     std::string eviction_risk_;
     std::optional<std::uint64_t> evicted_keys_;
     std::optional<detail::clock::time_point> forgot_at_;
+    /// The earliest start INFO's uptime placed for the server of run_id_ (uptime_start).
+    std::optional<detail::clock::time_point> uptime_start_;
     std::optional<detail::clock::time_point> restart_seen_at_;
     std::optional<detail::clock::time_point> dropped_at_;
 
+    std::chrono::milliseconds fleet_max_ttl_;
+    std::string clock_key_;
     detail::clock_watch clock_watch_;
+    detail::clock_mark_watch clock_mark_watch_;
     double clock_drift_ = lock_options{}.clock_drift_factor;
     std::string quarantine_cause_;
 
@@ -595,6 +663,10 @@ void sim_link::expect_replies_within(std::chrono::milliseconds patience) {
     core_->expect_replies_within(std::chrono::nanoseconds(patience).count());
 }
 
+std::uint64_t sim_link::connection_generation() const noexcept {
+    return core_->connection();
+}
+
 std::string_view sim_link::run_id() const noexcept {
     return core_->run_id();
 }
@@ -625,6 +697,10 @@ std::string_view sim_link::clock_steps_undetectable() const noexcept {
 
 void sim_link::allow_clock_drift(double rate) {
     core_->allow_clock_drift(rate);
+}
+
+void sim_link::on_server_read(std::function<void()> seen) {
+    core_->server_read = std::move(seen);
 }
 
 void cut(link_core& core, const char* why) {

@@ -50,6 +50,7 @@ public:
     void shutdown(std::chrono::milliseconds drain) override;
     void expect_replies_within(std::chrono::milliseconds patience) override;
     std::string_view run_id() const noexcept override;
+    std::uint64_t connection_generation() const noexcept override;
     std::string_view restarts_undetectable() const noexcept override;
     std::string_view eviction_risk() const noexcept override;
     std::optional<detail::clock::time_point> started_at() const noexcept override;
@@ -57,6 +58,7 @@ public:
     std::string_view quarantine_cause() const noexcept override;
     std::string_view clock_steps_undetectable() const noexcept override;
     void allow_clock_drift(double rate) override;
+    void on_server_read(std::function<void()> seen) override;
     const node_address& address() const noexcept override { return address_; }
 
     /// Fault injection: for the world's fault events.

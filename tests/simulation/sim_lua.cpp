@@ -389,13 +389,18 @@ int lua_scripts::command(lua_State* lua, bool raise) {
         push_error(lua, "Please specify at least one argument for this redis lib call");
         return raise;
     }
-    std::vector<std::string> args;
-    args.reserve(static_cast<std::size_t>(argc));
-    for (int j = 1; j <= argc; ++j) {
+    // args_ keeps its strings' buffers from call to call: a script's redis.call made a
+    // vector and a string per argument each time. No command a script may call runs a
+    // script, so nothing reenters here while the host holds args_.
+    auto& args = args_;
+    args.resize(static_cast<std::size_t>(argc));
+    int converted = 0;
+    for (int j = 1; j <= argc; ++j, ++converted) {
+        auto& arg = args[static_cast<std::size_t>(j - 1)];
         if (lua_type(lua, j) == LUA_TNUMBER) {
             char buf[64];
             const int n = std::snprintf(buf, sizeof buf, "%.17g", lua_tonumber(lua, j));
-            args.emplace_back(buf, static_cast<std::size_t>(n));
+            arg.assign(buf, static_cast<std::size_t>(n));
             continue;
         }
         std::size_t n = 0;
@@ -403,10 +408,10 @@ int lua_scripts::command(lua_State* lua, bool raise) {
         if (!s) {
             break;
         }
-        args.emplace_back(s, n);
+        arg.assign(s, n);
     }
     lua_pop(lua, argc);
-    if (args.size() != static_cast<std::size_t>(argc)) {
+    if (converted != argc) {
         push_error(lua, "Lua redis lib command arguments must be strings or integers");
         return raise;
     }

@@ -59,6 +59,7 @@ private:
     int error_handler_ = 0;
     std::unordered_map<std::string, int> functions_; // sha -> registry reference
     script_host* host_ = nullptr;                    // while a script runs
+    std::vector<std::string> args_;                  // of the redis.call being run
 
     static int redis_call(lua_State* lua);
     static int redis_pcall(lua_State* lua);

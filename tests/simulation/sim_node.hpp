@@ -122,7 +122,8 @@ public:
     /// so its client cannot tell whether it reached the server before or after a restart.
     bool sent_before_connect = false;
 
-    /// Keys that still live (not expired on the node's clock), fencing counters excluded.
+    /// Keys that still live (not expired on the node's clock), fencing counters, the clock
+    /// mark and a TTL ceiling with an expiry excluded.
     std::vector<std::string> live_lock_keys() const;
 
 private:

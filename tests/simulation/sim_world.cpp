@@ -25,7 +25,16 @@ bool world::chance(double p) {
 }
 
 void world::at(real_ns when, int owner, std::function<void()> fn) {
-    queue_.push(event{when < now_ ? now_ : when, seq_++, owner, std::move(fn)});
+    std::uint32_t slot = 0;
+    if (free_.empty()) {
+        slot = static_cast<std::uint32_t>(slots_.size());
+        slots_.push_back(std::move(fn));
+    } else {
+        slot = free_.back();
+        free_.pop_back();
+        slots_[slot] = std::move(fn);
+    }
+    queue_.push(event{when < now_ ? now_ : when, seq_++, owner, slot});
 }
 
 void world::pause(int client) {
@@ -35,8 +44,8 @@ void world::pause(int client) {
 void world::resume(int client) {
     paused_[client] = false;
     // Held events run now, in the order they would have run.
-    for (auto& e : held_[client]) {
-        queue_.push(event{now_, seq_++, e.owner, std::move(e.fn)});
+    for (const auto& e : held_[client]) {
+        queue_.push(event{now_, seq_++, e.owner, e.slot});
     }
     held_[client].clear();
 }
@@ -62,14 +71,17 @@ bool world::run(const std::function<bool()>& done, real_ns limit) {
         if (queue_.top().when > limit) {
             return false;
         }
-        auto e = std::move(const_cast<event&>(queue_.top()));
+        const auto e = queue_.top();
         queue_.pop();
         now_ = e.when;
         if (e.owner >= 0 && paused_[e.owner]) {
-            held_[e.owner].push_back(std::move(e));
+            held_[e.owner].push_back(e);
             continue;
         }
-        e.fn();
+        auto fn = std::move(slots_[e.slot]);
+        slots_[e.slot] = nullptr;
+        free_.push_back(e.slot);
+        fn();
         drain();
     }
 }

@@ -65,11 +65,13 @@ public:
     std::vector<std::string>& trace_lines() { return trace_; }
 
 private:
+    /// The queue holds the order only; the functions wait in slots_ (free ones listed in
+    /// free_), so the heap moves 24 bytes per step instead of a std::function.
     struct event {
         real_ns when;
         std::uint64_t seq;
         int owner;
-        std::function<void()> fn;
+        std::uint32_t slot;
     };
     struct later {
         bool operator()(const event& a, const event& b) const {
@@ -84,6 +86,8 @@ private:
     std::mt19937_64 rng_;
     boost::asio::io_context io_;
     std::priority_queue<event, std::vector<event>, later> queue_;
+    std::vector<std::function<void()>> slots_;
+    std::vector<std::uint32_t> free_;
     std::vector<bool> paused_;
     std::vector<std::vector<event>> held_;
     bool tracing_;

@@ -20,7 +20,10 @@ namespace redlock::test {
 /// whatever it stopped or paused.
 class nodes_test : public ::testing::Test {
 protected:
-    void SetUp() override { topology::restore(); }
+    void SetUp() override {
+        topology::name_nodes_for_children();
+        topology::restore();
+    }
     void TearDown() override { topology::restore(); }
 
     static client_config config() {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <malloc.h>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,7 +47,7 @@ public:
     void send(const redlock::detail::command& cmd,
               const std::shared_ptr<redlock::detail::reply_target>& target,
               std::uint64_t tag) override {
-        sent_.push_back({std::string(cmd.args[0]), target, tag});
+        sent_.push_back({std::string(cmd.args[0]), target, tag, cmd.args.size()});
         ++sent_count_;
     }
     void shutdown(std::chrono::milliseconds) override { sent_.clear(); }
@@ -64,8 +65,16 @@ public:
     std::string_view eviction_risk() const noexcept override { return eviction_risk_; }
     std::string_view quarantine_cause() const noexcept override { return quarantine_cause_; }
     std::string_view clock_steps_undetectable() const noexcept override { return {}; }
+    std::uint64_t connection_generation() const noexcept override { return 0; }
     void allow_clock_drift(double rate) override { clock_drift_ = rate; }
+    void on_server_read(std::function<void()> seen) override { server_read_ = std::move(seen); }
     double clock_drift() const { return clock_drift_; }
+    /// What the link does after reading INFO: the test moved started_at_ and says so.
+    void read_server() {
+        if (server_read_) {
+            server_read_();
+        }
+    }
 
     bool has_sent() const { return !sent_.empty(); }
 
@@ -75,6 +84,22 @@ public:
         static char noscript[] = "NOSCRIPT No matching script. Please use EVAL.";
         for (auto& s : std::exchange(sent_, {})) {
             redisReply reply{};
+            if (!ceiling_.empty() && s.name == "EVAL" && s.arguments == 4) {
+                // lua/ttl_ceiling_read.lua: EVAL script 1 key.
+                std::vector<redisReply> items(ceiling_.size());
+                std::vector<redisReply*> pointers;
+                for (std::size_t i = 0; i < ceiling_.size(); ++i) {
+                    items[i].type = REDIS_REPLY_STRING;
+                    items[i].str = ceiling_[i].data();
+                    items[i].len = ceiling_[i].size();
+                    pointers.push_back(&items[i]);
+                }
+                reply.type = REDIS_REPLY_ARRAY;
+                reply.elements = pointers.size();
+                reply.element = pointers.data();
+                s.target->on_reply(s.tag, redlock::detail::node_reply{{}, &reply, {}});
+                continue;
+            }
             if (always_noscript_ && s.name != "SET") {
                 reply.type = REDIS_REPLY_ERROR;
                 reply.str = noscript;
@@ -113,12 +138,17 @@ public:
     /// Answers every script with NOSCRIPT, EVAL included (a broken or hostile node).
     bool always_noscript_ = false;
     std::size_t sent_count_ = 0;
+    /// When set, how the node answers a read of its TTL ceiling: its time in milliseconds,
+    /// then ttl, until pairs.
+    std::vector<std::string> ceiling_;
 
 private:
+    std::function<void()> server_read_;
     struct sent {
         std::string name;
         std::shared_ptr<redlock::detail::reply_target> target;
         std::uint64_t tag;
+        std::size_t arguments = 0;
     };
     redlock::node_address address_;
     std::deque<sent> sent_;
@@ -201,6 +231,11 @@ public:
     }
 
     redlock::client& api() { return *client_; }
+    /// Runs what is ready on the client's strand (a watchdog's start), answering nothing.
+    void run_ready() {
+        io_.poll();
+        io_.restart();
+    }
 
     /// Starts a release; `rounds` times, every node answers what it was sent.
     void release(const redlock::lock& held, int rounds) {
@@ -222,8 +257,24 @@ public:
         links_.at(node)->restart_seen_at_ = now_;
     }
     scripted_link& link(std::size_t node) { return *links_.at(node); }
+    /// Runs and answers whatever the client sends until it sends nothing more.
+    void settle() { answer(); }
+    /// Nodes 1 and 2 up for an hour, answering a read of their TTL ceiling with `ceiling` (the
+    /// node's time in ms, then ttl, until pairs); node 0 known by its run_id, ready to restart.
+    void readers_answer(const std::vector<std::string>& ceiling) {
+        for (std::size_t node : {1, 2}) {
+            auto& reader = link(node);
+            reader.run_id_ = "server-" + std::to_string(node);
+            reader.started_at_ = now_ - std::chrono::hours(1);
+            reader.ceiling_ = ceiling;
+        }
+        link(0).run_id_ = "server-0";
+    }
     std::optional<std::chrono::milliseconds> quarantine_left(std::size_t node) {
         return impl_->quarantine_left(node, now_);
+    }
+    std::string impl_quarantine_basis(std::size_t node) const {
+        return impl_->quarantine_basis(node);
     }
 
     clock::time_point now_{clock::duration(std::chrono::hours(1))};
@@ -266,6 +317,7 @@ TEST(quarantine, lasts_the_fleet_maximum_whatever_ttl_this_client_uses) {
     c.restart(0);
     // The default maximum, 60 s, + 1 % + 2 ms.
     EXPECT_EQ(c.quarantine_left(0), 60602ms);
+    c.settle(); // the other nodes answer the ceiling reads it sent
     c.now_ += 60601ms;
     EXPECT_EQ(c.quarantine_left(0), 1ms);
     c.now_ += 1ms;
@@ -278,6 +330,83 @@ TEST(quarantine, lasts_the_fleet_maximum_for_a_client_that_took_no_lock) {
     c.restart(1);
     EXPECT_EQ(c.quarantine_left(1), 5052ms);
     EXPECT_FALSE(c.quarantine_left(0)) << "never restarted";
+}
+
+// Issue 22: the defaults (no learning) still read the other nodes' ceilings when a link
+// finds a restart, with no operation running, and a ceiling above this client's maximum (a
+// client with a larger one, or a maximum lowered less than the old one ago) holds the node
+// out for that long, although nothing asks about the node until the maximum has passed.
+TEST(quarantine, a_ceiling_above_the_maximum_read_at_the_restart_outlasts_the_maximum) {
+    scripted_client c(with_fleet_max(1s));
+    ASSERT_FALSE(redlock::client_config{}.quarantine.learn_from_ttl_ceilings);
+    // The node's clock says 1,000,000 ms; a 4 s ttl's entry lasts until 1,008,000.
+    c.readers_answer({"1000000", "40", "1001000", "4000", "1008000"});
+    c.restart(0);
+    c.link(0).read_server(); // INFO read on reconnecting: nothing else is sent or asked
+    c.settle();
+    c.now_ += 1500ms; // past the 1 s maximum (and drift), first looked at now
+    const auto left = c.quarantine_left(0);
+    ASSERT_TRUE(left) << "a 4 s lock may stand: the 1 s maximum is not enough";
+    EXPECT_EQ(*left, 4000ms + 42ms - 1500ms) << "the ceiling, with drift, from the restart";
+    c.now_ += *left;
+    EXPECT_FALSE(c.quarantine_left(0));
+}
+
+// Without the read (a ceiling within the maximum), the defaults keep the maximum, not less.
+TEST(quarantine, a_ceiling_within_the_maximum_changes_nothing_by_default) {
+    scripted_client c(with_fleet_max(5s));
+    c.readers_answer({"1000000", "40", "1001000"});
+    c.restart(0);
+    c.link(0).read_server();
+    c.settle();
+    EXPECT_EQ(c.quarantine_left(0), 5052ms) << "learning is off: the fleet maximum";
+}
+
+// Review 8: readers that answered a ceiling above the maximum and then became ineligible (an
+// eviction policy set, INFO refused, a restart) did not unsay it: a lock that long was taken.
+TEST(quarantine, a_ceiling_above_the_maximum_counts_though_its_readers_become_ineligible) {
+    scripted_client c(with_fleet_max(2s));
+    c.readers_answer({"1000000", "4000", "1008000"});
+    const auto restart = c.now_;
+    c.restart(0);
+    c.link(0).read_server();
+    c.settle();
+    for (std::size_t node : {1, 2}) {
+        c.link(node).eviction_risk_ = "can evict keys: maxmemory-policy allkeys-lru";
+    }
+    c.now_ = restart + 2500ms;
+    EXPECT_TRUE(c.quarantine_left(0)) << "the 4 s entries were read; nothing says otherwise";
+}
+
+// Review 8: one reader's absurd entry (13 digits, centuries) overflowed the quarantine's end,
+// which then ended at once: it is odd now (above max_ttl), and the restart costs the maximum.
+TEST(quarantine, an_absurd_ceiling_neither_ends_the_quarantine_nor_makes_it_endless) {
+    scripted_client c(with_fleet_max(5s));
+    c.readers_answer({"1000000", "40", "1001000"});
+    c.link(1).ceiling_ = {"1000000", "9999999999999", "999999999999999"};
+    c.restart(0);
+    c.link(0).read_server();
+    c.settle();
+    EXPECT_EQ(c.quarantine_left(0), 5052ms) << "the fleet maximum, from the restart";
+}
+
+// Review 8's simulation (seed 538346512082): the one reader holding the old lock's 300 ms
+// entry answered 230 ms late, stalled behind other commands, after the lowered maximum, and
+// the restarted node counted meanwhile. Past the maximum it waits for the reads on their way.
+TEST(quarantine, past_the_maximum_waits_for_the_ceiling_reads_on_their_way) {
+    scripted_client c(with_fleet_max(1s));
+    c.readers_answer({"1000000", "40", "1001000"});
+    c.restart(0);
+    c.link(0).read_server();
+    c.link(1).answer_all(); // node 2's read stays on its way
+    c.now_ += 1500ms;
+    const auto left = c.quarantine_left(0);
+    ASSERT_TRUE(left) << "node 2 may yet tell of a longer lock";
+    EXPECT_NE(c.impl_quarantine_basis(0).find("TTL ceilings read since the restart"),
+              std::string::npos)
+        << c.impl_quarantine_basis(0);
+    c.link(2).answer_all();
+    EXPECT_FALSE(c.quarantine_left(0)) << "every reader answered within the maximum";
 }
 
 TEST(quarantine, uses_the_drift_settings_of_the_locks_in_use) {
@@ -321,6 +450,65 @@ TEST(fleet_max_ttl, a_watchdog_refuses_to_renew_a_lock_above_it) {
         EXPECT_EQ(e.code(), redlock::errc::invalid_argument);
         EXPECT_NE(std::string(e.what()).find("fleet_max_ttl"), std::string::npos) << e.what();
     }
+}
+
+TEST(watchdog, keeps_the_lock_it_renews_without_copying_it) {
+    // What the holder's lock already holds (keys, token, options) the watchdog shares.
+    scripted_client c(with_fleet_max(10s));
+    redlock::lock_options options;
+    options.ttl = 10s;
+    const auto held = c.acquire(options);
+    redlock::watchdog dog(c.api(), held);
+    const auto current = dog.current();
+    EXPECT_EQ(&current.token(), &held.token());
+    EXPECT_EQ(&current.keys(), &held.keys());
+    EXPECT_EQ(&current.options(), &held.options());
+    EXPECT_EQ(current.valid_until(), held.valid_until());
+}
+
+TEST(watchdog, costs_under_half_a_kibibyte_of_heap) {
+    // docs/performance.md, "Memory": 100,000 held locks with their watchdogs. Measured here
+    // on the allocator's own count, the watchdog's part alone (its state, its runner, its
+    // entry in the client's renewal timer and in the client's live operations); the
+    // acquires are done, the runners started.
+    scripted_client c(with_fleet_max(10s));
+    redlock::lock_options options;
+    options.ttl = 10s;
+    constexpr std::size_t count = 2000;
+    std::vector<redlock::lock> held;
+    for (std::size_t i = 0; i < count; ++i) {
+        held.push_back(c.acquire(options));
+    }
+    std::vector<std::optional<redlock::watchdog>> dogs(count);
+    const auto heap = [] {
+        const auto info = ::mallinfo2();
+        return static_cast<double>(info.uordblks + info.hblkhd);
+    };
+    const auto before = heap();
+    for (std::size_t i = 0; i < count; ++i) {
+        dogs[i].emplace(c.api(), held[i]);
+    }
+    c.run_ready();
+    const auto per_watchdog = (heap() - before) / count;
+    EXPECT_LE(per_watchdog, 512.0);
+    EXPECT_FALSE(dogs.front()->lost());
+    RecordProperty("heap_bytes_per_watchdog", std::to_string(per_watchdog));
+}
+
+TEST(extend, with_the_lock_ttl_shares_the_lock_and_with_another_does_not) {
+    scripted_client c(with_fleet_max(10s));
+    redlock::lock_options options;
+    options.ttl = 10s;
+    const auto held = c.acquire(options);
+    c.now_ += 1s;
+    const auto renewed = c.extend(held, 10s);
+    EXPECT_EQ(&renewed.token(), &held.token());
+    EXPECT_EQ(renewed.valid_until(), held.valid_until() + 1s);
+    const auto shorter = c.extend(held, 5s);
+    EXPECT_EQ(shorter.options().ttl, 5s);
+    EXPECT_EQ(shorter.token(), held.token());
+    EXPECT_EQ(shorter.keys(), held.keys());
+    EXPECT_EQ(held.options().ttl, 10s) << "the lock extended stays as it was";
 }
 
 TEST(client_shutdown, ends_an_acquire_sleeping_between_attempts) {
@@ -435,12 +623,13 @@ TEST(clock_step, quarantines_the_node_as_a_restart_would_and_says_why) {
     EXPECT_TRUE(ec) << "two of three nodes do not count";
     EXPECT_EQ(result.votes[1].error, redlock::errc::node_quarantined);
     EXPECT_EQ(result.votes[1].server_message,
-              "clock stepped by +1500 ms 0.0 s ago, votes count again in 60.6 s");
+              "clock stepped by +1500 ms 0.0 s ago, votes count again in 60.6 s "
+              "(fleet maximum)");
     c.link(1).quarantine_cause_.clear();
     c.link(1).restart_seen_at_ = c.now_;
     auto [again, restarted] = c.try_acquire(one_attempt());
     EXPECT_EQ(restarted.votes[1].server_message,
-              "node restarted 0.0 s ago, votes count again in 60.6 s");
+              "node restarted 0.0 s ago, votes count again in 60.6 s (fleet maximum)");
 }
 
 TEST(clock_step, the_links_allow_the_largest_drift_factor_in_use) {

@@ -96,13 +96,14 @@ struct fake_node {
         EXPECT_EQ(::write(peer, s.data(), s.size()), (ssize_t)s.size());
     }
     void answer_handshake() {
-        // INFO server, TIME and every SCRIPT LOAD of a fresh connection.
+        // Every SCRIPT LOAD, INFO server and the clock mark of a fresh connection.
         for (std::size_t i = 0; i < 2 + preloaded_scripts.size(); ++i) {
             const auto c = read_command();
             ASSERT_FALSE(c.empty());
-            write(c[0] == "INFO"   ? "$20\r\nrun_id:0123456789abc\r\n"
-                  : c[0] == "TIME" ? "*2\r\n$10\r\n1700000000\r\n$1\r\n0\r\n"
-                                   : "+OK\r\n");
+            write(c[0] == "INFO" ? "$20\r\nrun_id:0123456789abc\r\n"
+                  : c[0] == "EVALSHA"
+                      ? "*4\r\n$10\r\n1700000000\r\n$1\r\n0\r\n$1\r\n0\r\n$1\r\n0\r\n"
+                      : "+OK\r\n");
         }
     }
     void reset() {

@@ -80,3 +80,34 @@ TEST(server_info, secrets_are_cut_where_shown_never_where_compared) {
 }
 
 } // namespace
+
+namespace {
+
+// Uptime's whole seconds place the start up to a second late, differently at each reading:
+// the earliest for the same server stays (a placement moving later by itself read as a new
+// restart, whose ceilings had to be read again, and after the maximum were not: review 8).
+TEST(uptime_start, keeps_the_earliest_placement_of_the_same_server) {
+    using namespace std::chrono_literals;
+    using redlock::detail::clock;
+    using redlock::detail::uptime_start;
+    redlock::detail::server_info info;
+    const clock::time_point restart(clock::duration(1h));
+    // First read 300 ms after the restart: uptime 0, placed at the read.
+    info.uptime_seconds = 0;
+    const auto first = uptime_start(info, restart + 300ms, std::nullopt);
+    EXPECT_EQ(first, restart + 300ms);
+    // A refresh 1,005 ms later says 1 s: restart + 305 ms alone, the earlier one kept.
+    info.uptime_seconds = 1;
+    EXPECT_EQ(uptime_start(info, restart + 1305ms, first), first);
+    // A later reading that places it earlier (closer to the real restart) wins.
+    info.uptime_seconds = 3;
+    EXPECT_EQ(uptime_start(info, restart + 3100ms, first), restart + 100ms);
+    // Never before the real restart: whole seconds round down.
+    EXPECT_GE(uptime_start(info, restart + 3100ms, first), restart);
+    // Uptime went down with the same run_id (none sent, or a proxy's): a restart, placed at
+    // the new reading, not kept at the old process's start (review 8).
+    info.uptime_seconds = 0;
+    EXPECT_EQ(uptime_start(info, restart + 5s, restart + 100ms), restart + 5s);
+}
+
+} // namespace
