@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     using namespace redlock::cli;
     std::string error;
     auto o = parse_options(argc, argv, std::getenv("REDLOCK_NODES"), error,
-                           std::getenv("REDLOCK_MAX_TTL"));
+                           std::getenv("REDLOCK_MAX_TTL"), std::getenv("REDLOCK_NODE_TIMEOUT"));
     if (!o) {
         std::cerr << "redlock: " << error << "\n";
         return exit_usage;

@@ -442,7 +442,8 @@ const option_spec option_specs[] = {
      set_count<&options::conflict_exit_code, 1, 255>},
     {"node-timeout", "DUR",
      for_run | for_acquire | for_extend | for_release | for_status | for_nodes,
-     "per-node answer bound (default 50ms; status and nodes wait at least 200ms)",
+     "per-node answer bound (default: $REDLOCK_NODE_TIMEOUT, else 50ms; status and nodes "
+     "wait at least 200ms)",
      set_duration<&options::node_timeout>},
     {"shared", "", for_run | for_acquire | for_extend,
      "hold KEY as one of many readers of a read-write lock; new readers wait while a writer "
@@ -689,7 +690,8 @@ missing_separator(const std::vector<std::string>& words,
 
 std::optional<options> parse_options(int argc, const char* const* argv,
                                      const char* environment_nodes, std::string& error,
-                                     const char* environment_max_ttl) {
+                                     const char* environment_max_ttl,
+                                     const char* environment_node_timeout) {
     options o;
     // REDLOCK_NODES set but empty (an unset variable in a deployment script) is no request for
     // the built-in nodes: it is an error below unless --nodes names some.
@@ -701,6 +703,12 @@ std::optional<options> parse_options(int argc, const char* const* argv,
     }
     if (environment_max_ttl && *environment_max_ttl &&
         !set_max_ttl(o, "$REDLOCK_MAX_TTL", environment_max_ttl, error)) {
+        return std::nullopt;
+    }
+    // Set once for a slow link (TLS across zones, a loaded host) instead of on every call.
+    if (environment_node_timeout && *environment_node_timeout &&
+        !set_duration<&options::node_timeout>(o, "$REDLOCK_NODE_TIMEOUT",
+                                              environment_node_timeout, error)) {
         return std::nullopt;
     }
     // The first -- ends the options. What follows is run's command word for word, and the

@@ -74,11 +74,13 @@ struct options {
 
 /// Parses argv; on error returns empty and puts what is wrong in `error`. Options may stand
 /// before or after the subcommand; one that the subcommand does not take is an error.
-/// `environment_nodes` is $REDLOCK_NODES, `environment_max_ttl` $REDLOCK_MAX_TTL (either may
-/// be null).
+/// `environment_nodes` is $REDLOCK_NODES, `environment_max_ttl` $REDLOCK_MAX_TTL,
+/// `environment_node_timeout` $REDLOCK_NODE_TIMEOUT (any may be null); a flag wins over its
+/// variable.
 std::optional<options> parse_options(int argc, const char* const* argv,
                                      const char* environment_nodes, std::string& error,
-                                     const char* environment_max_ttl = nullptr);
+                                     const char* environment_max_ttl = nullptr,
+                                     const char* environment_node_timeout = nullptr);
 
 /// What parse_options leaves to the file system and the environment: each node's own
 /// credentials (--node-credentials, else `environment_credentials_file`, i.e.

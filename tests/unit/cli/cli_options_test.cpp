@@ -372,6 +372,30 @@ TEST(cli_options, max_ttl_defaults_to_the_librarys_and_bounds_the_ttl) {
     EXPECT_FALSE(parse({"acquire", "-t", "61s", "k"}, error));
 }
 
+TEST(cli_options, node_timeout_comes_from_the_environment_unless_the_flag_says) {
+    const auto parse_with_node_timeout = [](std::vector<const char*> args, std::string& error,
+                                            const char* env_node_timeout) {
+        args.insert(args.begin(), "redlock");
+        return cli::parse_options(static_cast<int>(args.size()), args.data(), nullptr, error,
+                                  nullptr, env_node_timeout);
+    };
+    std::string error;
+    auto o = parse({"acquire", "k"}, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(cli::to_lock_options(*o).node_timeout, redlock::lock_options{}.node_timeout);
+    o = parse_with_node_timeout({"acquire", "k"}, error, "");
+    ASSERT_TRUE(o) << "set but empty is unset: " << error;
+    EXPECT_EQ(o->node_timeout, redlock::lock_options{}.node_timeout);
+    o = parse_with_node_timeout({"acquire", "k"}, error, "300ms");
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(cli::to_lock_options(*o).node_timeout, 300ms);
+    o = parse_with_node_timeout({"acquire", "--node-timeout", "2s", "k"}, error, "300ms");
+    ASSERT_TRUE(o) << "the flag wins over the environment: " << error;
+    EXPECT_EQ(o->node_timeout, 2s);
+    EXPECT_FALSE(parse_with_node_timeout({"acquire", "k"}, error, "slowly"));
+    EXPECT_NE(error.find("$REDLOCK_NODE_TIMEOUT: \"slowly\""), std::string::npos) << error;
+}
+
 TEST(cli_options, an_option_a_subcommand_does_not_take_is_an_error_naming_both) {
     for (const auto& option : where_options_apply) {
         for (const auto& subcommand : every_subcommand) {
