@@ -41,13 +41,6 @@ cli_result cli(const std::string& args) {
                          " 2>/dev/null");
 }
 
-/// `cli` for tests that judge what every node answers (79 needs three refusals, 75 three
-/// holders): each node gets 1 s, not the default 50 ms, which a fresh process connecting to
-/// five nodes on a loaded CI machine can overrun, turning "not held" into 69 (seen in CI).
-cli_result cli_patient(const std::string& args) {
-    return cli("--node-timeout 1s " + args);
-}
-
 /// The test topology's nodes as --nodes takes them.
 std::string nodes_text() {
     std::string text;
@@ -65,30 +58,30 @@ std::string trim(std::string s) {
 }
 
 TEST_F(nodes_test, cli_acquire_status_extend_release_for_shell_scripts) {
-    auto acquired = cli_patient("acquire -t 20s cli:job");
+    auto acquired = cli("acquire -t 20s cli:job");
     ASSERT_EQ(acquired.status, 0);
     const auto token = trim(acquired.out);
     EXPECT_TRUE(std::regex_match(token, std::regex("[0-9a-f]{32}"))) << token;
-    EXPECT_EQ(cli_patient("acquire cli:job").status, 75) << "held by another";
+    EXPECT_EQ(cli("acquire cli:job").status, 75) << "held by another";
 
-    auto status = cli_patient("status cli:job " + token);
+    auto status = cli("status cli:job " + token);
     EXPECT_EQ(status.status, 0);
     EXPECT_EQ(std::count(status.out.begin(), status.out.end(), '\n'), 5);
     EXPECT_NE(status.out.find("(matches)"), std::string::npos);
-    EXPECT_EQ(cli_patient("status cli:job ffffffffffffffffffffffffffffffff").status, 79);
+    EXPECT_EQ(cli("status cli:job ffffffffffffffffffffffffffffffff").status, 79);
 
-    EXPECT_EQ(cli_patient("extend -t 60s cli:job " + token).status, 0);
+    EXPECT_EQ(cli("extend -t 60s cli:job " + token).status, 0);
     int extended = 0;
     for (int node = 1; node <= 5; ++node) {
         extended += inspector(node).pttl("cli:job") > 50000 ? 1 : 0;
     }
     EXPECT_GE(extended, 3) << "an extend succeeds with a quorum; a slow node may miss it";
 
-    EXPECT_EQ(cli_patient("release cli:job 0123456789abcdef0123456789abcdef").status, 79);
+    EXPECT_EQ(cli("release cli:job 0123456789abcdef0123456789abcdef").status, 79);
     EXPECT_EQ(inspector(3).get("cli:job"), token) << "a wrong token deletes nothing";
-    EXPECT_EQ(cli_patient("release cli:job " + token).status, 0);
+    EXPECT_EQ(cli("release cli:job " + token).status, 0);
     EXPECT_EQ(keys_everywhere(), 0);
-    EXPECT_EQ(cli_patient("extend cli:job " + token).status, 79) << "nothing left to extend";
+    EXPECT_EQ(cli("extend cli:job " + token).status, 79) << "nothing left to extend";
 }
 
 TEST_F(nodes_test, cli_takes_several_keys_readers_and_permits_with_runs_exit_codes) {
@@ -96,49 +89,49 @@ TEST_F(nodes_test, cli_takes_several_keys_readers_and_permits_with_runs_exit_cod
         return inspector(1).run({"EXISTS", key}) == "1";
     };
     // Several keys, all or nothing: one of them held makes the whole set busy (75).
-    const auto b = trim(cli_patient("acquire -t 20s cli:b").out);
-    EXPECT_EQ(cli_patient("run cli:a cli:b -- true").status, 75);
+    const auto b = trim(cli("acquire -t 20s cli:b").out);
+    EXPECT_EQ(cli("run cli:a cli:b -- true").status, 75);
     EXPECT_FALSE(exists("cli:a")) << "nothing taken where the set was refused";
-    EXPECT_EQ(cli_patient("release cli:b " + b).status, 0);
-    const auto both = cli_patient("run cli:b cli:a -- sh -c 'printf \"%s|%s\" \"$REDLOCK_KEY\" "
+    EXPECT_EQ(cli("release cli:b " + b).status, 0);
+    const auto both = cli("run cli:b cli:a -- sh -c 'printf \"%s|%s\" \"$REDLOCK_KEY\" "
                                   "\"$REDLOCK_KEYS\"'");
     EXPECT_EQ(both.status, 0);
     EXPECT_EQ(both.out, "cli:a|cli:a\ncli:b") << "canonical order";
-    EXPECT_EQ(cli_patient("run cli:a cli:a -- true").status, 64) << "a key given twice";
+    EXPECT_EQ(cli("run cli:a cli:a -- true").status, 64) << "a key given twice";
 
     // Readers share, the writer waits; a reader's token is released like any other.
-    const auto reader = trim(cli_patient("acquire --shared -t 20s cli:rw").out);
+    const auto reader = trim(cli("acquire --shared -t 20s cli:rw").out);
     ASSERT_FALSE(reader.empty());
-    EXPECT_EQ(cli_patient("run --shared cli:rw -- true").status, 0) << "a second reader";
-    EXPECT_EQ(cli_patient("run cli:rw -- true").status, 75) << "the writer, no --wait";
-    auto shown = cli_patient("status cli:rw " + reader);
+    EXPECT_EQ(cli("run --shared cli:rw -- true").status, 0) << "a second reader";
+    EXPECT_EQ(cli("run cli:rw -- true").status, 75) << "the writer, no --wait";
+    auto shown = cli("status cli:rw " + reader);
     EXPECT_EQ(shown.status, 0) << shown.out;
     EXPECT_NE(shown.out.find("readers 1"), std::string::npos) << shown.out;
-    EXPECT_EQ(cli_patient("extend --shared -t 30s cli:rw " + reader).status, 0);
-    EXPECT_EQ(cli_patient("extend -t 30s cli:rw " + reader).status, 79) << "extend needs the mode";
-    EXPECT_EQ(cli_patient("release cli:rw " + reader).status, 0);
-    EXPECT_EQ(cli_patient("run cli:rw -- true").status, 0) << "the writer, once the reader left";
+    EXPECT_EQ(cli("extend --shared -t 30s cli:rw " + reader).status, 0);
+    EXPECT_EQ(cli("extend -t 30s cli:rw " + reader).status, 79) << "extend needs the mode";
+    EXPECT_EQ(cli("release cli:rw " + reader).status, 0);
+    EXPECT_EQ(cli("run cli:rw -- true").status, 0) << "the writer, once the reader left";
 
     // A semaphore of 2: two holders, a third is busy; another count is a usage error.
-    const auto first = trim(cli_patient("acquire --permits 2 -t 20s cli:sem").out);
-    const auto second = trim(cli_patient("acquire --permits 2 -t 20s cli:sem").out);
+    const auto first = trim(cli("acquire --permits 2 -t 20s cli:sem").out);
+    const auto second = trim(cli("acquire --permits 2 -t 20s cli:sem").out);
     EXPECT_FALSE(first.empty());
     EXPECT_FALSE(second.empty());
-    EXPECT_EQ(cli_patient("run --permits 2 cli:sem -- true").status, 75);
-    EXPECT_EQ(cli_patient("run --permits 3 cli:sem -- true").status, 64) << "count mismatch";
-    EXPECT_EQ(cli_patient("run cli:sem -- true").status, 75) << "an exclusive lock waits for them";
-    shown = cli_patient("status cli:sem");
+    EXPECT_EQ(cli("run --permits 2 cli:sem -- true").status, 75);
+    EXPECT_EQ(cli("run --permits 3 cli:sem -- true").status, 64) << "count mismatch";
+    EXPECT_EQ(cli("run cli:sem -- true").status, 75) << "an exclusive lock waits for them";
+    shown = cli("status cli:sem");
     EXPECT_NE(shown.out.find("permits 2 of 2"), std::string::npos) << shown.out;
 
     // Forced: asks on a terminal, needs --yes elsewhere (here stdin is no terminal).
-    EXPECT_EQ(cli_patient("release --force cli:sem < /dev/null").status, 64);
+    EXPECT_EQ(cli("release --force cli:sem < /dev/null").status, 64);
     EXPECT_TRUE(exists("cli:sem")) << "nothing deleted unconfirmed";
     inspector(1).run({"RPUSH", "cli:list", "x"});
-    EXPECT_EQ(cli_patient("release --force --yes cli:sem cli:list").status, 0);
+    EXPECT_EQ(cli("release --force --yes cli:sem cli:list").status, 0);
     EXPECT_FALSE(exists("cli:sem"));
     EXPECT_TRUE(exists("cli:list")) << "no lock: left alone";
     inspector(1).run({"DEL", "cli:list"});
-    EXPECT_EQ(cli_patient("run --permits 2 cli:sem -- true").status, 0);
+    EXPECT_EQ(cli("run --permits 2 cli:sem -- true").status, 0);
     EXPECT_EQ(keys_everywhere(), 0);
 }
 

@@ -28,7 +28,8 @@ std::vector<std::string> topology::addresses() {
     return nodes;
 }
 
-void topology::name_nodes_for_children() {
+void topology::prepare_child_environment() {
+    ::setenv("REDLOCK_NODE_TIMEOUT", "500ms", 0);
     const char* env = std::getenv("REDLOCK_NODES");
     if (env && *env) {
         return;

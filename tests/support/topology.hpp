@@ -27,8 +27,11 @@ public:
     static std::vector<std::string> addresses();
     /// Sets REDLOCK_NODES to addresses() when it is unset, so that the programs the tests
     /// run (the CLI, the nemesis) reach these nodes too, not the default five, when only
-    /// REDLOCK_BASE_PORT names them.
-    static void name_nodes_for_children();
+    /// REDLOCK_BASE_PORT names them. And REDLOCK_NODE_TIMEOUT to 500 ms when unset: every CLI
+    /// call is a fresh process whose first command waits for its connections' handshakes,
+    /// which the default 50 ms does not always cover on a loaded CI machine (seen in CI: exit
+    /// 69 for a lock that was free). The tests about a silent node pass --node-timeout.
+    static void prepare_child_environment();
     static std::size_t size() { return addresses().size(); }
     /// Host and port of node `node` (1-based) as REDLOCK_NODES gives them.
     static std::string host(int node);
