@@ -707,8 +707,8 @@ std::optional<options> parse_options(int argc, const char* const* argv,
     }
     // Set once for a slow link (TLS across zones, a loaded host) instead of on every call.
     if (environment_node_timeout && *environment_node_timeout &&
-        !set_duration<&options::node_timeout>(o, "$REDLOCK_NODE_TIMEOUT",
-                                              environment_node_timeout, error)) {
+        !set_duration<&options::node_timeout>(o, "$REDLOCK_NODE_TIMEOUT", environment_node_timeout,
+                                              error)) {
         return std::nullopt;
     }
     // The first -- ends the options. What follows is run's command word for word, and the

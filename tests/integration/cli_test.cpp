@@ -94,7 +94,7 @@ TEST_F(nodes_test, cli_takes_several_keys_readers_and_permits_with_runs_exit_cod
     EXPECT_FALSE(exists("cli:a")) << "nothing taken where the set was refused";
     EXPECT_EQ(cli("release cli:b " + b).status, 0);
     const auto both = cli("run cli:b cli:a -- sh -c 'printf \"%s|%s\" \"$REDLOCK_KEY\" "
-                                  "\"$REDLOCK_KEYS\"'");
+                          "\"$REDLOCK_KEYS\"'");
     EXPECT_EQ(both.status, 0);
     EXPECT_EQ(both.out, "cli:a|cli:a\ncli:b") << "canonical order";
     EXPECT_EQ(cli("run cli:a cli:a -- true").status, 64) << "a key given twice";
