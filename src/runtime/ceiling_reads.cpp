@@ -14,9 +14,18 @@ void ceiling_reads::begin(std::size_t node, clock::time_point started, clock::ti
     r.sent_at = now;
     r.id = ++next_id_;
     r.readings.assign(rounds_.size(), std::nullopt);
+    r.outstanding.assign(rounds_.size(), 0);
     r.odd_reported = false;
     r.largest_known = std::chrono::milliseconds{0};
     r.above_maximum = false;
+}
+
+void ceiling_reads::read_again(std::size_t node, clock::time_point now) {
+    rounds_.at(node).sent_at = now;
+}
+
+void ceiling_reads::sent(std::size_t node, std::size_t reader) {
+    ++rounds_.at(node).outstanding.at(reader);
 }
 
 std::uint64_t ceiling_reads::tag(std::size_t node, std::size_t reader) const {
@@ -34,6 +43,9 @@ void ceiling_reads::on_reply(std::uint64_t tag, const node_reply& reply) {
     auto& r = rounds_[node];
     if (r.id != (tag >> 32)) {
         return; // a round since replaced by a newer restart
+    }
+    if (r.outstanding[reader] > 0) {
+        --r.outstanding[reader];
     }
     ceiling_reading reading;
     if (reply.error || !reply.reply || reply.reply->type != REDIS_REPLY_ARRAY) {

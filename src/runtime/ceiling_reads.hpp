@@ -26,9 +26,13 @@ public:
         /// (the earliest placement from INFO's whole-second uptime is kept: uptime_start),
         /// and a new restart, eviction or clock step moves it past this.
         clock::time_point sent_at;
+        /// The restart's: the replies of every read sent for it carry it.
         std::uint64_t id = 0;
-        /// Per reading node: its reading, empty until answered.
+        /// Per reading node: its latest reading, empty until one answered.
         std::vector<std::optional<ceiling_reading>> readings;
+        /// Per reading node: its reads sent for this restart and not answered yet (a second
+        /// round, read_again, queues behind the first on the same connection).
+        std::vector<unsigned> outstanding;
         /// An odd reading was logged (once per round).
         bool odd_reported = false;
         /// The largest ceiling any reader answered in this round, eligible or not: the
@@ -38,11 +42,11 @@ public:
         /// A figure above fleet_max_ttl was logged (once per round).
         bool above_maximum = false;
 
-        /// Whether a read of this round, to a node other than `node`, is still on its way
+        /// Whether a read for this restart, to a node other than `node`, is still on its way
         /// (a failed one is answered: an odd reading).
         bool awaiting(std::size_t node) const {
-            for (std::size_t reader = 0; reader < readings.size(); ++reader) {
-                if (reader != node && !readings[reader]) {
+            for (std::size_t reader = 0; reader < outstanding.size(); ++reader) {
+                if (reader != node && outstanding[reader] > 0) {
                     return true;
                 }
             }
@@ -55,6 +59,11 @@ public:
     const round& of(std::size_t node) const { return rounds_.at(node); }
     round& of(std::size_t node) { return rounds_.at(node); }
     void begin(std::size_t node, clock::time_point started, clock::time_point now);
+    /// A new round of reads for the same restart: sent_at moves to now; what the earlier
+    /// round told, and its reads still on their way, stay (their answers still count).
+    void read_again(std::size_t node, clock::time_point now);
+    /// Counts a read of `reader`'s ceiling for `node`'s restart as sent.
+    void sent(std::size_t node, std::size_t reader);
     std::uint64_t tag(std::size_t node, std::size_t reader) const;
 
     void on_reply(std::uint64_t tag, const node_reply& reply) override;

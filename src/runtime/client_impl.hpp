@@ -159,8 +159,13 @@ private:
     /// connected with INFO answered, not evicting, not restarted (or stepped) within the
     /// fleet's maximum.
     bool ceiling_eligible(std::size_t reader, clock::time_point now) const;
+    /// Whether TTL ceiling reads can be sent (and tagged) now.
+    bool can_read_ceilings() const;
+    /// Sends a read of every other node's TTL ceiling for `node`'s current round.
+    void send_ceiling_reads(std::size_t node);
     /// How long `node`'s locks may stand after its restart at `started`: reads the other
-    /// nodes' ceilings once per restart, and decides from those that came back.
+    /// nodes' ceilings when the restart is first seen (quarantine_left reads them again once
+    /// the maximum has passed), and decides from those that came back.
     quarantine_figure quarantine_figure_for(std::size_t node, clock::time_point started,
                                             clock::time_point now);
     std::chrono::microseconds largest_drift(std::chrono::milliseconds ttl) const noexcept;

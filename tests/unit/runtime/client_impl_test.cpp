@@ -78,6 +78,15 @@ public:
 
     bool has_sent() const { return !sent_.empty(); }
 
+    /// Fails the command sent last, as a connection with too many commands waiting does
+    /// while the earlier ones stay queued.
+    void fail_newest() {
+        auto s = sent_.back();
+        sent_.pop_back();
+        s.target->on_reply(s.tag, redlock::detail::node_reply{redlock::errc::node_backlogged,
+                                                              nullptr, "backlogged"});
+    }
+
     /// Answers everything sent so far.
     void answer_all() {
         static char ok[] = "OK";
@@ -321,6 +330,8 @@ TEST(quarantine, lasts_the_fleet_maximum_whatever_ttl_this_client_uses) {
     c.now_ += 60601ms;
     EXPECT_EQ(c.quarantine_left(0), 1ms);
     c.now_ += 1ms;
+    EXPECT_EQ(c.quarantine_left(0), 1ms) << "past the maximum, the ceilings are read once more";
+    c.settle();
     EXPECT_FALSE(c.quarantine_left(0));
 }
 
@@ -348,8 +359,30 @@ TEST(quarantine, a_ceiling_above_the_maximum_read_at_the_restart_outlasts_the_ma
     const auto left = c.quarantine_left(0);
     ASSERT_TRUE(left) << "a 4 s lock may stand: the 1 s maximum is not enough";
     EXPECT_EQ(*left, 4000ms + 42ms - 1500ms) << "the ceiling, with drift, from the restart";
+    c.settle(); // the reads sent again past the maximum
     c.now_ += *left;
     EXPECT_FALSE(c.quarantine_left(0));
+}
+
+// A 1M-schedule soak (seed 800413021): an acquire of a client with a larger maximum was in
+// flight when the node restarted; its vote from the node came before the restart, and its
+// raise reached a reader just after that reader answered the read. The read sent once this
+// client's maximum has passed sees it.
+TEST(quarantine, a_raise_that_lands_after_the_first_read_is_seen_by_the_read_past_the_maximum) {
+    scripted_client c(with_fleet_max(1s));
+    c.readers_answer({"1000000", "40", "1001000"});
+    c.restart(0);
+    c.link(0).read_server();
+    c.settle();
+    // The in-flight acquire's 4 s raise lands on node 1 now.
+    c.link(1).ceiling_ = {"1000010", "40", "1001000", "4000", "1008010"};
+    c.now_ += 1500ms;
+    EXPECT_EQ(c.quarantine_left(0), 1ms) << "read once more, and wait for the answers";
+    EXPECT_NE(c.impl_quarantine_basis(0).find("TTL ceilings read since the restart"),
+              std::string::npos)
+        << c.impl_quarantine_basis(0);
+    c.settle();
+    EXPECT_EQ(c.quarantine_left(0), 4000ms + 42ms - 1500ms) << "the raise seen past the maximum";
 }
 
 // Without the read (a ceiling within the maximum), the defaults keep the maximum, not less.
@@ -405,8 +438,28 @@ TEST(quarantine, past_the_maximum_waits_for_the_ceiling_reads_on_their_way) {
     EXPECT_NE(c.impl_quarantine_basis(0).find("TTL ceilings read since the restart"),
               std::string::npos)
         << c.impl_quarantine_basis(0);
+    c.link(1).answer_all(); // the reads sent again past the maximum, behind node 2's first
     c.link(2).answer_all();
-    EXPECT_FALSE(c.quarantine_left(0)) << "every reader answered within the maximum";
+    EXPECT_FALSE(c.quarantine_left(0)) << "every reader answered";
+}
+
+// Review of the second read: a first read still on its way when the second is sent keeps
+// counting. Its reader's second read may fail at once (a backlogged connection) while the
+// first, queued before it, would still tell of a longer lock.
+TEST(quarantine, a_first_read_still_on_its_way_counts_though_the_second_fails) {
+    scripted_client c(with_fleet_max(1s));
+    c.readers_answer({"1000000", "40", "1001000"});
+    c.link(2).ceiling_ = {"1000000", "4000", "1008000"};
+    c.restart(0);
+    c.link(0).read_server();
+    c.link(1).answer_all(); // node 2's first read stays on its way
+    c.now_ += 1500ms;
+    EXPECT_EQ(c.quarantine_left(0), 1ms);
+    c.link(1).answer_all();
+    c.link(2).fail_newest();
+    EXPECT_EQ(c.quarantine_left(0), 1ms) << "node 2's first read is still on its way";
+    c.link(2).answer_all();
+    EXPECT_EQ(c.quarantine_left(0), 4000ms + 42ms - 1500ms) << "and it told of a 4 s lock";
 }
 
 TEST(quarantine, uses_the_drift_settings_of_the_locks_in_use) {
