@@ -338,10 +338,13 @@ void client_impl::notice_restart(std::size_t node, clock::time_point now) {
         return;
     }
     const auto& round = std::as_const(*ceiling_reads_).of(node);
-    if (round.started && *started <= round.sent_at) {
-        return; // read for this restart already
-    }
-    if (now < *started + config_.fleet_max_ttl + largest_drift(config_.fleet_max_ttl)) {
+    const auto maximum_ends =
+        *started + config_.fleet_max_ttl + largest_drift(config_.fleet_max_ttl);
+    // The first read when the restart is seen within the maximum; the second at the first
+    // INFO past it (every refresh_interval), so that a vote of the node rarely finds it
+    // still on its way (quarantine_left).
+    const bool read_already = round.started && *started <= round.sent_at;
+    if (read_already ? now >= maximum_ends && round.sent_at < maximum_ends : now < maximum_ends) {
         (void)quarantine_left(node, now); // sends the reads
     }
 }
