@@ -266,6 +266,13 @@ public:
         links_.at(node)->restart_seen_at_ = now_;
     }
     scripted_link& link(std::size_t node) { return *links_.at(node); }
+    /// `node` restarts now, its link reads INFO (which sends the ceiling reads), and every
+    /// read is answered.
+    void restart_read_and_answered(std::size_t node) {
+        restart(node);
+        link(node).read_server();
+        settle();
+    }
     /// Runs and answers whatever the client sends until it sends nothing more.
     void settle() { answer(); }
     /// Nodes 1 and 2 up for an hour, answering a read of their TTL ceiling with `ceiling` (the
@@ -371,9 +378,7 @@ TEST(quarantine, a_ceiling_above_the_maximum_read_at_the_restart_outlasts_the_ma
 TEST(quarantine, a_raise_that_lands_after_the_first_read_is_seen_by_the_read_past_the_maximum) {
     scripted_client c(with_fleet_max(1s));
     c.readers_answer({"1000000", "40", "1001000"});
-    c.restart(0);
-    c.link(0).read_server();
-    c.settle();
+    c.restart_read_and_answered(0);
     // The in-flight acquire's 4 s raise lands on node 1 now.
     c.link(1).ceiling_ = {"1000010", "40", "1001000", "4000", "1008010"};
     c.now_ += 1500ms;
@@ -389,9 +394,7 @@ TEST(quarantine, a_raise_that_lands_after_the_first_read_is_seen_by_the_read_pas
 TEST(quarantine, a_ceiling_within_the_maximum_changes_nothing_by_default) {
     scripted_client c(with_fleet_max(5s));
     c.readers_answer({"1000000", "40", "1001000"});
-    c.restart(0);
-    c.link(0).read_server();
-    c.settle();
+    c.restart_read_and_answered(0);
     EXPECT_EQ(c.quarantine_left(0), 5052ms) << "learning is off: the fleet maximum";
 }
 
@@ -401,9 +404,7 @@ TEST(quarantine, a_ceiling_above_the_maximum_counts_though_its_readers_become_in
     scripted_client c(with_fleet_max(2s));
     c.readers_answer({"1000000", "4000", "1008000"});
     const auto restart = c.now_;
-    c.restart(0);
-    c.link(0).read_server();
-    c.settle();
+    c.restart_read_and_answered(0);
     for (std::size_t node : {1, 2}) {
         c.link(node).eviction_risk_ = "can evict keys: maxmemory-policy allkeys-lru";
     }
@@ -417,9 +418,7 @@ TEST(quarantine, an_absurd_ceiling_neither_ends_the_quarantine_nor_makes_it_endl
     scripted_client c(with_fleet_max(5s));
     c.readers_answer({"1000000", "40", "1001000"});
     c.link(1).ceiling_ = {"1000000", "9999999999999", "999999999999999"};
-    c.restart(0);
-    c.link(0).read_server();
-    c.settle();
+    c.restart_read_and_answered(0);
     EXPECT_EQ(c.quarantine_left(0), 5052ms) << "the fleet maximum, from the restart";
 }
 
