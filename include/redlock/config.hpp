@@ -212,6 +212,7 @@ struct lock_options {
     std::chrono::milliseconds ttl{10000};
     /// How long one node may take to answer one command. The effective bound is also
     /// capped by the validity window, so a slow node can never make a lock start stale.
+    /// A reply handled at or after the round's deadline is no vote.
     std::chrono::milliseconds node_timeout{50};
     /// drift = ttl * clock_drift_factor + drift_allowance, subtracted from the validity
     /// to cover clock-rate differences between this process and the nodes.

@@ -79,7 +79,8 @@ acquire_action acquire_fsm::begin_attempt(clock::time_point now) {
     freed_.assign(votes_.nodes(), false);
     early_wake_ = false;
     state_ = state::attempting;
-    return {acquire_action::kind::send_set, attempt_deadline(now, options_), {}};
+    deadline_ = attempt_deadline(now, options_);
+    return {acquire_action::kind::send_set, deadline_, {}};
 }
 
 acquire_action acquire_fsm::on_set_reply(unsigned attempt, std::size_t node, node_outcome outcome,
@@ -96,6 +97,16 @@ acquire_action acquire_fsm::on_set_reply(unsigned attempt, std::size_t node, nod
             refused_[node] = true;
         }
         return {};
+    }
+    if (now >= deadline_) {
+        // Handled at or after the deadline (an event loop that stalled past it may run the
+        // replies that waited before the timer): no vote, or a raise that landed after a
+        // reader's second look could be counted (docs/safety.md). What it says of the key
+        // still steers the cleanup.
+        answered_[node] = true;
+        landed_[node] = outcome == node_outcome::granted || landed;
+        refused_[node] = outcome == node_outcome::refused;
+        return on_deadline(now);
     }
     if (votes_.record(node, outcome)) {
         answered_[node] = true;
@@ -176,21 +187,25 @@ acquire_action acquire_fsm::begin_raise(clock::time_point now) {
     fence_token_ = highest + 1;
     raising_ = true;
     state_ = state::raising;
-    const auto deadline = raise_deadline(attempt_start_, now, options_);
-    raise_capped_by_validity_ = deadline < now + options_.node_timeout;
+    deadline_ = raise_deadline(attempt_start_, now, options_);
+    raise_capped_by_validity_ = deadline_ < now + options_.node_timeout;
     for (std::size_t node = 0; node < votes_.nodes(); ++node) {
         if (refused_[node]) {
             // Our lock is not there: the raise would only refuse.
             raises_.record(node, node_outcome::refused);
         }
     }
-    return {acquire_action::kind::send_raise, deadline, {}};
+    return {acquire_action::kind::send_raise, deadline_, {}};
 }
 
 acquire_action acquire_fsm::on_raise_reply(unsigned attempt, std::size_t node, node_outcome outcome,
                                            clock::time_point now) {
     if (state_ != state::raising || attempt != attempt_) {
         return {};
+    }
+    if (now >= deadline_) {
+        // As for the SET replies: nothing handled at or after the deadline counts.
+        return on_deadline(now);
     }
     raises_.record(node, outcome);
     return decide_raise(now);

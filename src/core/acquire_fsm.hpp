@@ -70,6 +70,8 @@ public:
     acquire_action start_behind_waiters(clock::time_point now);
     /// A SET reply from `node` for attempt `attempt` (1-based). Replies to earlier attempts
     /// are ignored: their cleanup was already queued behind them on the same connection.
+    /// A reply handled at or after the attempt's deadline is no vote: the deadline decides
+    /// first, whatever order a stalled event loop runs them in.
     /// A refusal after the attempt was decided only tells the handoff that the node is held.
     /// For a fenced lock a grant carries the node's fencing counter. `landed`: the SET wrote
     /// our key even though `outcome` does not count it as a grant (a quarantined node): a
@@ -82,7 +84,8 @@ public:
     /// failed on_set_reply. Once a quorum says so, the acquire ends with errc::lock_mismatch
     /// at once: it is a usage error that no wait would mend.
     void on_mismatch(std::size_t node);
-    /// A reply to the raise of the fencing counter: granted when raised.
+    /// A reply to the raise of the fencing counter: granted when raised; none counts at or
+    /// after the raise's deadline.
     acquire_action on_raise_reply(unsigned attempt, std::size_t node, node_outcome outcome,
                                   clock::time_point now);
     acquire_action on_cleanup_sent(clock::time_point now);
@@ -161,6 +164,8 @@ private:
     unsigned attempt_ = 0;
     clock::time_point call_start_{};
     clock::time_point attempt_start_{};
+    /// The current attempt's deadline, then its raise's: no reply counts from then on.
+    clock::time_point deadline_{};
     clock::time_point valid_until_{};
     tally votes_;
     tally raises_;

@@ -21,12 +21,18 @@ round_action extend_fsm::start(clock::time_point now, clock::time_point current_
     // client may hold the lock. The round ends there at the latest.
     const auto deadline = attempt_deadline(now, options_);
     capped_by_validity_ = current_valid_until < deadline;
-    return {round_action::kind::send, std::min(deadline, current_valid_until), {}};
+    deadline_ = std::min(deadline, current_valid_until);
+    return {round_action::kind::send, deadline_, {}};
 }
 
 round_action extend_fsm::on_reply(std::size_t node, node_outcome outcome, clock::time_point now) {
     if (finished_) {
         return {};
+    }
+    if (now >= deadline_) {
+        // Handled at or after the deadline (a stalled event loop may run the replies that
+        // waited before the timer): no vote, as for an acquire's.
+        return on_deadline(now);
     }
     votes_.record(node, outcome);
     return decide(now);

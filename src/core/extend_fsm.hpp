@@ -12,7 +12,8 @@ namespace redlock::detail {
 /// Extend without I/O: one compare-and-pexpire round, decided at quorum. The new validity
 /// is measured from this round's own start; a lock already past its validity is never
 /// extended, and a round that reaches its quorum only after the validity it extends has run
-/// out fails with validity_expired.
+/// out fails with validity_expired. A reply handled at or after the round's deadline is no
+/// vote.
 class extend_fsm {
 public:
     extend_fsm(std::size_t nodes, const lock_options& options);
@@ -36,6 +37,8 @@ private:
     bool capped_by_validity_ = false;
     clock::time_point current_valid_until_{};
     clock::time_point start_{};
+    /// No reply counts from then on.
+    clock::time_point deadline_{};
     clock::time_point valid_until_{};
 };
 

@@ -317,25 +317,27 @@ void acquire_op::on_timer() {
 }
 
 void acquire_op::on_reply(std::uint64_t packed, const node_reply& reply) {
+    // One reading of the clock for the reply: the deadline check and the vote must agree.
+    const auto now = this->now();
+    run_overdue_timer(now);
     const auto tag = reply_tag::unpack(packed);
     if (tag.kind == command_kind::set) {
-        on_set_reply(tag, reply);
+        on_set_reply(tag, reply, now);
     } else if (tag.kind == command_kind::refusal_ttl) {
-        on_refusal_ttl_reply(tag, reply);
+        on_refusal_ttl_reply(tag, reply, now);
     } else if (tag.kind == command_kind::raise) {
-        on_raise_reply(tag, reply);
+        on_raise_reply(tag, reply, now);
     } else if (tag.kind == command_kind::cleanup) {
-        on_cleanup_reply(tag, reply);
+        on_cleanup_reply(tag, reply, now);
     }
     // A writer's mark needs no answer: it expires by itself, and a failed one only means
     // readers may go first once more.
 }
 
-void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
+void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply, clock::time_point now) {
     const bool plain_set =
         options_.mode == lock_mode::exclusive && keys_.size() == 1 && !options_.fencing;
     const auto c = plain_set ? classify_set_reply(reply) : classify_acquire_script_reply(reply);
-    const auto now = this->now();
     const bool current = tag.attempt == fsm_.attempt() && fsm_.collecting_grants();
     if (c.noscript && current && !tag.resent) {
         // Nothing ran (restart, SCRIPT FLUSH). Resent only while the attempt is open: after
@@ -372,12 +374,12 @@ void acquire_op::on_set_reply(reply_tag tag, const node_reply& reply) {
              {tag.attempt, command_kind::refusal_ttl, tag.node});
         return;
     }
-    count_set_vote(tag, c, std::string(reply.message), c.outcome == node_outcome::granted);
+    count_set_vote(tag, c, std::string(reply.message), c.outcome == node_outcome::granted, now);
 }
 
-void acquire_op::on_refusal_ttl_reply(reply_tag tag, const node_reply& reply) {
+void acquire_op::on_refusal_ttl_reply(reply_tag tag, const node_reply& reply,
+                                      clock::time_point now) {
     const auto c = classify_refusal_ttl(reply);
-    const auto now = this->now();
     const bool current = tag.attempt == fsm_.attempt() && fsm_.collecting_grants();
     if (!current) {
         // The attempt was decided by its deadline meanwhile: the handoff still learns that
@@ -388,12 +390,11 @@ void acquire_op::on_refusal_ttl_reply(reply_tag tag, const node_reply& reply) {
     count_set_vote(tag, c,
                    c.error ? "the key is a string without expiry: no lock, it never frees by itself"
                            : "",
-                   false);
+                   false, now);
 }
 
 void acquire_op::count_set_vote(reply_tag tag, const classified& c, std::string message,
-                                bool landed) {
-    const auto now = this->now();
+                                bool landed, clock::time_point now) {
     const auto counted = apply_quarantine(tag.node, c, now, message);
     record_vote(tag.node, counted, message, now);
     if (counted.error == errc::lock_mismatch) {
@@ -402,7 +403,7 @@ void acquire_op::count_set_vote(reply_tag tag, const classified& c, std::string 
     act(fsm_.on_set_reply(tag.attempt, tag.node, counted.outcome, now, counted.counter, landed));
 }
 
-void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply) {
+void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply, clock::time_point now) {
     if (tag.attempt != fsm_.attempt() || !fsm_.raising()) {
         return;
     }
@@ -412,21 +413,21 @@ void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply) {
         send_raise(tag.node, tag, true);
         return;
     }
-    const auto now = this->now();
     std::string message(reply.message);
     const auto counted = apply_quarantine(tag.node, c, now, message);
     record_vote(tag.node, counted, message, now);
     act(fsm_.on_raise_reply(tag.attempt, tag.node, counted.outcome, now));
 }
 
-void acquire_op::on_cleanup_reply(reply_tag tag, const node_reply& reply) {
+void acquire_op::on_cleanup_reply(reply_tag tag, const node_reply& reply,
+                                  clock::time_point now) {
     const auto c = classify_script_reply(reply);
     if (c.outcome == node_outcome::failed && !fsm_.finished()) {
         impl_->log(log_level::warning, "cleanup of " + keys_text() + " on " +
                                            impl_->node(tag.node).address().display() + " failed: " +
                                            c.error.message() + " " + std::string(reply.message));
     }
-    act(fsm_.on_cleanup_reply(tag.attempt, tag.node, now()));
+    act(fsm_.on_cleanup_reply(tag.attempt, tag.node, now));
 }
 
 void acquire_op::finish(std::error_code error) {

@@ -35,12 +35,13 @@ private:
     void send_raise(std::size_t node, reply_tag tag, bool as_eval);
     void send_cleanups();
     void send_writer_waiting_marks();
-    void on_set_reply(reply_tag tag, const node_reply& reply);
-    void on_refusal_ttl_reply(reply_tag tag, const node_reply& reply);
+    void on_set_reply(reply_tag tag, const node_reply& reply, clock::time_point now);
+    void on_refusal_ttl_reply(reply_tag tag, const node_reply& reply, clock::time_point now);
     /// Counts what `node` answered to the current attempt's SET (or its PTTL look).
-    void count_set_vote(reply_tag tag, const classified& c, std::string message, bool landed);
-    void on_raise_reply(reply_tag tag, const node_reply& reply);
-    void on_cleanup_reply(reply_tag tag, const node_reply& reply);
+    void count_set_vote(reply_tag tag, const classified& c, std::string message, bool landed,
+                        clock::time_point now);
+    void on_raise_reply(reply_tag tag, const node_reply& reply, clock::time_point now);
+    void on_cleanup_reply(reply_tag tag, const node_reply& reply, clock::time_point now);
     void finish(std::error_code error);
     void warn_about_counters_behind() const;
     /// For errc::fencing_counter_refused: which node, which counter, against what.

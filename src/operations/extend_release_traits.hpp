@@ -18,6 +18,9 @@ struct extend_traits {
     using fsm = extend_fsm;
     static constexpr bool sends_ttl = true;
     static constexpr bool quarantine_applies = true;
+    /// A reply handled once the deadline is due is a timeout (the fsm counts none), also
+    /// when a stalled event loop runs it before the timer: the report then says so too.
+    static constexpr bool late_replies_are_timeouts = true;
     static void attach(client_impl& impl, const lock& held) { impl.extend_alive(held.token()); }
     static void detach(client_impl& impl, const lock& held) { impl.extend_gone(held.token()); }
     static void starting(client_impl&, const lock&) {}
@@ -81,6 +84,8 @@ struct release_traits {
     static constexpr bool sends_ttl = false;
     /// Deleting our token is right everywhere, restarted or not.
     static constexpr bool quarantine_applies = false;
+    /// A delete that succeeded late still freed the key: its reply is reported as it is.
+    static constexpr bool late_replies_are_timeouts = false;
     static void attach(client_impl&, const lock&) {}
     static void detach(client_impl&, const lock&) {}
     static void starting(client_impl& impl, const lock& held) {

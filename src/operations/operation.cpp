@@ -20,11 +20,27 @@ operation::~operation() {
 }
 
 void operation::arm_timer(clock::time_point at) {
-    timer_->arm(at, [self = shared_from_this()] { self->on_timer(); });
+    timer_at_ = at;
+    timer_armed_ = true;
+    timer_->arm(at, [self = shared_from_this()] {
+        self->timer_armed_ = false;
+        self->on_timer();
+    });
 }
 
 void operation::stop_timer() {
+    timer_armed_ = false;
     timer_->cancel();
+}
+
+void operation::run_overdue_timer(clock::time_point now) {
+    if (!timer_armed_ || now < timer_at_) {
+        return;
+    }
+    // The timer may be all that owns this operation.
+    const auto keep_alive = shared_from_this();
+    stop_timer();
+    on_timer();
 }
 
 void operation::begin_round(clock::time_point now) {

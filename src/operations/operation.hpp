@@ -69,6 +69,10 @@ protected:
     /// whole operation alive until its deadline, long after its last reply.
     void stop_timer();
     virtual void on_timer() = 0;
+    /// A reply handled at or after the armed time runs the timer first: once both are due,
+    /// an event loop that stalled may hand them over in either order, and the fsms count
+    /// nothing from their deadline on, so the votes report such a node as timed out.
+    void run_overdue_timer(clock::time_point now);
 
     /// Starts a new round of votes, all sent now.
     void begin_round(clock::time_point now);
@@ -109,6 +113,9 @@ private:
     void observe(const node_vote& vote) const;
 
     std::unique_ptr<alarm> timer_;
+    /// When the armed timer is due; none is armed when timer_armed_ is false.
+    clock::time_point timer_at_{};
+    bool timer_armed_ = false;
     std::vector<node_vote> votes_;
     std::vector<bool> answered_;
     clock::time_point round_start_{};

@@ -74,12 +74,17 @@ public:
     }
 
     void on_reply(std::uint64_t packed, const node_reply& reply) override {
+        // One reading of the clock for the reply: the deadline check and the vote must agree.
+        const auto now = this->now();
+        if constexpr (Traits::late_replies_are_timeouts) {
+            run_overdue_timer(now);
+        }
         auto tag = reply_tag::unpack(packed);
         const auto c = classify_script_reply(reply);
         // After close() nothing is sent again: the links refuse new commands, and an extend
         // would renew a lock whose holder has already been told it is gone.
         if (c.noscript && !tag.resent && !impl_->shut_down() &&
-            Traits::may_resend(*impl_, fsm_, held_, completion_.done(), succeeded_, now())) {
+            Traits::may_resend(*impl_, fsm_, held_, completion_.done(), succeeded_, now)) {
             // Nothing ran (SCRIPT FLUSH since the connection loaded it): the same call as EVAL.
             tag.resent = true;
             send(tag.node, call(true, recreates(tag.node)), tag);
@@ -88,7 +93,6 @@ public:
         if (settled_) {
             return;
         }
-        const auto now = this->now();
         std::string message(reply.message);
         const auto counted =
             Traits::quarantine_applies ? apply_quarantine(tag.node, c, now, message) : c;

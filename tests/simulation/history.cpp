@@ -55,6 +55,10 @@ int history::grant(int client, const lock& granted, std::int64_t valid_until_loc
                        std::chrono::nanoseconds(o.drift_allowance).count();
     h.granted_at = world_.now();
     h.attempt_start = std::min(world_.now(), real_at(client, valid_until_local - ttl + drift));
+    if (!o.fencing) {
+        // A fenced grant is decided at its raise: only its validity bounds it.
+        check_counted_in_time(client, o, valid_until_local, "granted " + keys_of(granted.keys()));
+    }
     holders_.push_back(std::move(h));
     const int id = static_cast<int>(holders_.size()) - 1;
     const auto& added = holders_.back();
@@ -64,6 +68,33 @@ int history::grant(int client, const lock& granted, std::int64_t valid_until_loc
                   (added.fence ? " fence " + std::to_string(added.fence) : "") +
                   " valid until real " + fmt_time(added.windows.back().to));
     return id;
+}
+
+void history::check_counted_in_time(int client, const lock_options& o,
+                                    std::int64_t valid_until_local, const std::string& what) {
+    // (r): decided at the vote that completes the quorum, which must have been handled before
+    // the round's deadline (the round began at valid_until - ttl + drift).
+    const auto ttl = std::chrono::nanoseconds(o.ttl).count();
+    const auto drift = static_cast<std::int64_t>(static_cast<double>(ttl) * o.clock_drift_factor) +
+                       std::chrono::nanoseconds(o.drift_allowance).count();
+    const auto start_local = valid_until_local - ttl + drift;
+    const auto horizon = ttl - drift - std::chrono::nanoseconds(o.min_validity).count();
+    const auto deadline_local =
+        start_local + std::min(std::chrono::nanoseconds(o.node_timeout).count(), horizon);
+    const auto decided_local = clocks_[static_cast<std::size_t>(client)].local(world_.now());
+    // 1 us of slack: the library measures the drift in whole microseconds.
+    if (decided_local > deadline_local + us) {
+        violation("(r) vote counted after the deadline",
+                  "c" + std::to_string(client) + " " + what + " " +
+                      std::to_string((decided_local - deadline_local) / us) +
+                      " us after its round's deadline" + paused_at(client, world_.now()));
+    }
+}
+
+void history::extended(int id, const lock& l, std::int64_t valid_until_local) {
+    check_counted_in_time(holders_[static_cast<std::size_t>(id)].client, l.options(),
+                          valid_until_local, "extended " + keys_of(l.keys()));
+    renew(id, valid_until_local);
 }
 
 void history::renew(int id, std::int64_t valid_until_local) {

@@ -44,6 +44,10 @@ namespace redlock::sim {
 ///     (the key holds a lock of another kind or permit count, or what is no lock) from a
 ///     quorum of nodes within its node_timeout (a late answer is no vote), its process not paused
 ///     meanwhile, ends with errc::lock_mismatch, unless it was cancelled.
+/// (r) a vote counts only if it was handled before its round's deadline: an unfenced grant
+///     or an extend (decided at the vote that completes its quorum) is delivered before that
+///     deadline on the client's clock, also when the client was paused with replies waiting
+///     and ran them before the timer on resuming.
 /// Clock steps: a node's wall clock that steps forward expires its keys early, and (a) can
 /// then fail for a reason no client can always see. A step is detectable by a client before
 /// a moment g when that client took two consecutive TIME samples of the node, the first read
@@ -99,6 +103,8 @@ public:
     int grant(int client, const lock& granted, std::int64_t valid_until_local, bool with_lock);
     /// A successful extend or renewal delivered now.
     void renew(int holder, std::int64_t valid_until_local);
+    /// An extend `l` of the holder's, delivered now as it was decided: a renewal for (r) too.
+    void extended(int holder, const lock& l, std::int64_t valid_until_local);
     /// The holder stops relying on the lock now (release start, loss, end of work).
     void end(int holder);
     /// A force release deleted the hold of `token` on a node now: its holder may overlap with
@@ -226,6 +232,10 @@ private:
     std::string describe(int id) const;
     /// The end of the holder's uninterrupted validity from its grant on (windows uncut).
     real_ns covered_from(const holder& h, real_ns from) const;
+    /// (r) for a round of `client`'s with options `o` decided now, whose validity runs to
+    /// `valid_until_local`.
+    void check_counted_in_time(int client, const lock_options& o, std::int64_t valid_until_local,
+                               const std::string& what);
     /// "; the holder was paused from .. to .." when it was paused at `t`.
     std::string paused_at(int client, real_ns t) const;
     /// "; a renewal was adopted at .." when one was taken in between `from` and `to`.

@@ -223,7 +223,7 @@ asio::awaitable<void> schedule::run_plain(int c, const op_plan& op) {
         SIM_TRACE(w_, who(c), "extend -> " + (e2 ? e2.message() : "ok"));
         if (!e2) {
             held = std::get<1>(extended).lock;
-            h_.renew(hid, local(held.valid_until()));
+            h_.extended(hid, held, local(held.valid_until()));
         } else if (e2 == errc::lock_lost) {
             h_.end(hid);
         }

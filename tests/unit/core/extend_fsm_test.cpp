@@ -54,6 +54,19 @@ TEST(extend_fsm, a_round_ends_at_the_validity_it_extends) {
     EXPECT_EQ(late.error, errc::validity_expired);
 }
 
+TEST(extend_fsm, a_reply_handled_at_or_after_the_deadline_is_no_vote) {
+    extend_fsm fsm(5, options());
+    const clock_type::time_point start{100s};
+    const auto a = fsm.start(start, start + 1s);
+    fsm.on_reply(0, node_outcome::granted, start + 1ms);
+    fsm.on_reply(1, node_outcome::granted, start + 1ms);
+    // A stalled loop runs the waiting third OK before the timer.
+    const auto late = fsm.on_reply(2, node_outcome::granted, a.at);
+    ASSERT_EQ(late.what, kind::done);
+    EXPECT_EQ(late.error, errc::quorum_unreachable);
+    EXPECT_EQ(fsm.votes().granted(), 2u);
+}
+
 TEST(extend_fsm, a_quorum_reached_after_the_old_validity_is_refused) {
     extend_fsm fsm(5, options());
     const clock_type::time_point start{100s};

@@ -73,6 +73,21 @@ TEST(fenced_acquire_fsm, granted_only_when_a_majority_raised_with_validity_from_
     EXPECT_EQ(fsm.valid_until(), start + 10s - 102ms);
 }
 
+TEST(fenced_acquire_fsm, a_raise_handled_at_or_after_its_deadline_is_no_vote) {
+    harness h;
+    auto fsm = h.make();
+    fsm.start(h.now);
+    fsm.on_set_reply(1, 0, node_outcome::granted, h.now, 4);
+    fsm.on_set_reply(1, 1, node_outcome::granted, h.now, 4);
+    const auto raise = fsm.on_set_reply(1, 2, node_outcome::granted, h.now, 4);
+    ASSERT_EQ(raise.what, kind::send_raise);
+    fsm.on_raise_reply(1, 0, node_outcome::granted, h.now + 1ms);
+    fsm.on_raise_reply(1, 1, node_outcome::granted, h.now + 1ms);
+    const auto a = fsm.on_raise_reply(1, 2, node_outcome::granted, raise.at);
+    ASSERT_EQ(a.what, kind::send_cleanup) << "a stalled loop's waiting raise reply is late";
+    EXPECT_FALSE(fsm.finished());
+}
+
 TEST(fenced_acquire_fsm, raise_refused_by_a_majority_fails_and_cleans_up) {
     harness h;
     auto fsm = h.make();

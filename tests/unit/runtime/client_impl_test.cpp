@@ -28,13 +28,21 @@ struct manual_time final : redlock::detail::time_source {
         void cancel() override { const auto dropped = std::exchange(fn_, nullptr); }
         std::function<void()> fn_;
     };
-    explicit manual_time(const clock::time_point& now)
-        : now_(now) {}
-    clock::time_point now() const override { return now_; }
+    manual_time(clock::time_point& now, const bool& ticking)
+        : now_(now)
+        , ticking_(ticking) {}
+    clock::time_point now() const override {
+        if (ticking_) {
+            now_ += std::chrono::nanoseconds(1);
+        }
+        return now_;
+    }
     std::unique_ptr<redlock::detail::alarm> make_alarm() override {
         return std::make_unique<idle_alarm>();
     }
-    const clock::time_point& now_;
+    clock::time_point& now_;
+    /// Every reading moves the clock on by 1 ns: two readings of one event differ.
+    const bool& ticking_;
 };
 
 /// A node that keeps what it is sent until the test answers: SET with OK and scripts with 1,
@@ -169,7 +177,7 @@ public:
     explicit scripted_client(redlock::client_config config = {}) {
         redlock::detail::environment env;
         env.make_time = [this](const boost::asio::any_io_executor&) {
-            return std::make_unique<manual_time>(now_);
+            return std::make_unique<manual_time>(now_, ticking_);
         };
         env.make_link = [this](const boost::asio::any_io_executor&, redlock::node_address address,
                                const redlock::client_config&) {
@@ -294,6 +302,7 @@ public:
     }
 
     clock::time_point now_{clock::duration(std::chrono::hours(1))};
+    bool ticking_ = false;
 
 private:
     /// Answers until nothing more is sent (a failed attempt's cleanups, too).
@@ -736,4 +745,102 @@ TEST(reply_patience, is_four_times_the_longest_node_timeout_and_never_under_a_se
     options.node_timeout = 100ms;
     c.acquire(options);
     EXPECT_EQ(c.link(2).patience(), 1600ms) << "the longest node_timeout in use still counts";
+}
+
+// Once a reply and the round's deadline are both due, an event loop that stalled may run the
+// reply first: the deadline still decides, and the votes say the node timed out.
+TEST(late_reply, handled_after_the_deadline_it_is_reported_as_a_timeout) {
+    scripted_client c;
+    redlock::lock_options options;
+    options.node_timeout = 50ms;
+    options.retry.max_attempts = 1;
+    std::optional<std::pair<boost::system::error_code, redlock::acquire_result>> outcome;
+    c.api().async_acquire("k", options, [&](boost::system::error_code ec, redlock::acquire_result r) {
+        outcome.emplace(ec, std::move(r));
+    });
+    c.run_ready();
+    c.link(0).answer_all();
+    c.run_ready();
+    c.now_ += 50ms; // the timer is due, but the stalled loop hands node 1's OK over first
+    c.link(1).answer_all();
+    c.settle();
+    ASSERT_TRUE(outcome);
+    EXPECT_EQ(outcome->first, redlock::errc::quorum_unreachable) << outcome->second.message;
+    const auto& votes = outcome->second.votes;
+    ASSERT_EQ(votes.size(), 3u);
+    EXPECT_EQ(votes[0].outcome, redlock::node_outcome::granted);
+    EXPECT_EQ(votes[1].error, redlock::errc::node_timeout) << "its OK came after the deadline";
+    EXPECT_EQ(votes[2].error, redlock::errc::node_timeout);
+}
+
+// Found by review: the deadline check and the vote read the clock apart, so a reply handled
+// across the deadline was recorded as granted while the fsm refused it.
+TEST(late_reply, one_reading_of_the_clock_decides_both_the_vote_and_the_report) {
+    for (int k = 1; k <= 40; ++k) {
+        scripted_client c;
+        redlock::lock_options options;
+        options.node_timeout = 50ms;
+        options.retry.max_attempts = 1;
+        std::optional<std::pair<boost::system::error_code, redlock::acquire_result>> outcome;
+        const auto start = c.now_;
+        c.api().async_acquire("k", options,
+                              [&](boost::system::error_code ec, redlock::acquire_result r) {
+                                  outcome.emplace(ec, std::move(r));
+                              });
+        c.run_ready();
+        c.link(0).answer_all();
+        c.run_ready();
+        c.now_ = start + 50ms - std::chrono::nanoseconds(k);
+        c.ticking_ = true;
+        c.link(1).answer_all();
+        c.ticking_ = false;
+        c.settle();
+        ASSERT_TRUE(outcome);
+        const auto& votes = outcome->second.votes;
+        if (outcome->first) {
+            EXPECT_EQ(votes[1].error, redlock::errc::node_timeout) << k;
+            EXPECT_EQ(votes[2].error, redlock::errc::node_timeout) << k;
+        } else {
+            EXPECT_EQ(votes[1].outcome, redlock::node_outcome::granted) << k;
+        }
+    }
+}
+
+TEST(late_reply, a_release_whose_deletes_succeeded_after_a_stall_is_a_release) {
+    scripted_client c;
+    redlock::lock_options options;
+    options.node_timeout = 50ms;
+    const auto held = c.acquire(options);
+    std::optional<std::pair<boost::system::error_code, redlock::release_result>> outcome;
+    c.api().async_release(held, [&](boost::system::error_code ec, redlock::release_result r) {
+        outcome.emplace(ec, std::move(r));
+    });
+    c.run_ready();
+    c.now_ += 50ms; // the deletes' OKs wait while the loop stalls past the deadline
+    c.settle();
+    ASSERT_TRUE(outcome);
+    EXPECT_FALSE(outcome->first) << outcome->second.message;
+    EXPECT_GE(outcome->second.released, 2u) << "late deletes still freed the key";
+}
+
+TEST(late_reply, an_extend_handled_after_the_deadline_is_not_adopted) {
+    scripted_client c;
+    redlock::lock_options options;
+    options.node_timeout = 50ms;
+    const auto held = c.acquire(options);
+    std::optional<std::pair<boost::system::error_code, redlock::extend_result>> outcome;
+    c.api().async_extend(held, 30s, [&](boost::system::error_code ec, redlock::extend_result r) {
+        outcome.emplace(ec, std::move(r));
+    });
+    c.run_ready();
+    c.link(0).answer_all();
+    c.run_ready();
+    c.now_ += 50ms;
+    c.link(1).answer_all();
+    c.link(2).answer_all();
+    c.settle();
+    ASSERT_TRUE(outcome);
+    EXPECT_EQ(outcome->first, redlock::errc::quorum_unreachable) << outcome->second.message;
+    EXPECT_EQ(outcome->second.votes[1].error, redlock::errc::node_timeout);
+    EXPECT_EQ(outcome->second.votes[2].error, redlock::errc::node_timeout);
 }
