@@ -2,6 +2,7 @@
 
 #include "core/backoff.hpp"
 #include "core/failure_cause.hpp"
+#include "core/link_gate.hpp"
 
 #include "redlock/error.hpp"
 #include "redlock/fencing.hpp"
@@ -72,6 +73,7 @@ std::string acquire_op::keys_text() const {
 }
 
 acquire_op::~acquire_op() {
+    stop_gating();
     if (watching_) {
         impl_->releases().unwatch(watched_key(), this);
     }
@@ -91,6 +93,41 @@ void acquire_op::start() {
         });
     });
     impl_->note_options(options_);
+    // Links not used yet connect now (a SET would make them), so that they count as on
+    // their way.
+    impl_->warm_up_links();
+    if (!links_allow_first_attempt()) {
+        gating_ = true;
+        impl_->link_waiters().watch(this);
+        arm_timer(now() + impl_->config().connect_timeout);
+        return;
+    }
+    begin();
+}
+
+bool acquire_op::links_allow_first_attempt() const {
+    const auto [ready, connecting] = impl_->links_ready_and_connecting();
+    return first_attempt_may_go(ready, connecting, tally::quorum_of(impl_->node_count()));
+}
+
+void acquire_op::stop_gating() {
+    if (gating_) {
+        gating_ = false;
+        impl_->link_waiters().unwatch(this);
+    }
+}
+
+void acquire_op::on_links_changed() {
+    if (!gating_ || !links_allow_first_attempt()) {
+        return;
+    }
+    // The gate's timer may be all that owns this operation, and the first attempt re-arms it.
+    const auto keep_alive = shared_from_this();
+    stop_gating();
+    begin();
+}
+
+void acquire_op::begin() {
     if (options_.retry.wake_on_release && impl_->releases().queued_like(watched_key(), this)) {
         // Others of this client wait for the same keys: this one queues behind them, under
         // their subscriptions, rather than send SETs that would be refused while they wait.
@@ -305,6 +342,12 @@ void acquire_op::wake() {
 }
 
 void acquire_op::on_timer() {
+    if (gating_) {
+        // connect_timeout has passed: the attempt goes with the connections there are.
+        stop_gating();
+        begin();
+        return;
+    }
     if (sleeping_) {
         wake();
         return;
@@ -419,8 +462,7 @@ void acquire_op::on_raise_reply(reply_tag tag, const node_reply& reply, clock::t
     act(fsm_.on_raise_reply(tag.attempt, tag.node, counted.outcome, now));
 }
 
-void acquire_op::on_cleanup_reply(reply_tag tag, const node_reply& reply,
-                                  clock::time_point now) {
+void acquire_op::on_cleanup_reply(reply_tag tag, const node_reply& reply, clock::time_point now) {
     const auto c = classify_script_reply(reply);
     if (c.outcome == node_outcome::failed && !fsm_.finished()) {
         impl_->log(log_level::warning, "cleanup of " + keys_text() + " on " +
@@ -435,6 +477,7 @@ void acquire_op::finish(std::error_code error) {
         return;
     }
     stop_timer();
+    stop_gating();
     if (sleeping_) {
         sleeping_ = false;
         impl_->observe_sleep(this, std::nullopt);

@@ -12,8 +12,11 @@
 namespace redlock::detail {
 
 /// Carries out what acquire_fsm decides: the SETs, the cleanups, the timers. Sleeping
-/// between attempts, it waits for the key's releases (release_watch) too.
-class acquire_op final : public operation, private release_listener {
+/// between attempts, it waits for the key's releases (release_watch) too. Before its first
+/// attempt it waits, up to connect_timeout, for connections on their way when fewer than a
+/// quorum are ready (core/link_gate): a fresh client's votes would otherwise pay for the
+/// connect and handshake inside their node_timeout.
+class acquire_op final : public operation, private release_listener, private link_watcher {
 public:
     /// `keys` valid and sorted (client::async_acquire checks and sorts them).
     acquire_op(std::shared_ptr<client_impl> impl, std::vector<std::string> keys,
@@ -26,6 +29,13 @@ public:
 
 private:
     void on_timer() override;
+    /// The first attempt, or the sleep behind this client's other waiters of the keys.
+    void begin();
+    /// Whether the first attempt may go now (core/link_gate).
+    bool links_allow_first_attempt() const;
+    /// No more waiting for connections: unregisters from the client's link waiters.
+    void stop_gating();
+    void on_links_changed() override;
     /// Ends the sleep between attempts: the next attempt, or the end when shut down.
     void wake();
     void act(const acquire_action& action);
@@ -84,6 +94,8 @@ private:
     acquire_fsm fsm_;
     completion<client::acquire_signature> completion_;
     bool sleeping_ = false;
+    /// Waiting for connections before the first attempt (the timer is the gate's bound).
+    bool gating_ = false;
     /// A semaphore's holder: the slot of the attempt in flight, 0 to permits - 1.
     unsigned slot_ = 0;
     /// The latest end the options allow for the sleep in progress (environment::observe_sleep).

@@ -77,7 +77,25 @@ client_impl::client_impl(const boost::asio::any_io_executor& executor, client_co
         ceilings_.push_back(link.get());
         // Links live no longer than this client, and call back on its strand.
         link->on_server_read([this, node = nodes_.size()] { notice_restart(node, now()); });
+        link->on_readiness_changed([this] { link_waiters_.notify(); });
         nodes_.push_back(std::move(link));
+    }
+}
+
+std::pair<std::size_t, std::size_t> client_impl::links_ready_and_connecting() const noexcept {
+    std::size_t ready = 0;
+    std::size_t connecting = 0;
+    for (const auto& link : nodes_) {
+        const auto r = link->readiness();
+        ready += r == link_readiness::ready ? 1 : 0;
+        connecting += r == link_readiness::connecting ? 1 : 0;
+    }
+    return {ready, connecting};
+}
+
+void client_impl::warm_up_links() {
+    for (auto& link : nodes_) {
+        link->warm_up();
     }
 }
 

@@ -7,6 +7,7 @@
 #include "runtime/ceiling_reads.hpp"
 #include "runtime/environment.hpp"
 #include "runtime/fence_floors.hpp"
+#include "runtime/link_watchers.hpp"
 #include "runtime/release_watch.hpp"
 #include "runtime/renewal_timers.hpp"
 #include "runtime/time_source.hpp"
@@ -29,6 +30,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace redlock::detail {
@@ -125,6 +127,13 @@ public:
     /// Handoff: the waiters of each key and the subscriptions that wake them.
     release_watch& releases() noexcept { return *releases_; }
 
+    /// Acquires waiting for connections before their first attempt.
+    link_watchers& link_waiters() noexcept { return link_waiters_; }
+    /// How many links are ready, and how many are connecting (link_readiness).
+    std::pair<std::size_t, std::size_t> links_ready_and_connecting() const noexcept;
+    /// Every link that is not connected or connecting starts connecting (unless it backs off).
+    void warm_up_links();
+
     /// The one timer every watchdog of this client waits on.
     renewal_timers& timers() noexcept { return *timers_; }
 
@@ -200,6 +209,7 @@ private:
     // The run_id under which each node was last logged as a duplicate, to log it once.
     std::vector<std::string> reported_duplicate_;
     fence_floors fences_;
+    link_watchers link_waiters_;
     held_locks held_locks_;
     std::shared_ptr<renewal_timers> timers_;
     bool shut_down_ = false;

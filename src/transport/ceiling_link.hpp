@@ -55,6 +55,11 @@ public:
     std::uint64_t connection_generation() const noexcept override {
         return inner_->connection_generation();
     }
+    link_readiness readiness() const noexcept override { return inner_->readiness(); }
+    void warm_up() override { inner_->warm_up(); }
+    void on_readiness_changed(std::function<void()> changed) override {
+        inner_->on_readiness_changed(std::move(changed));
+    }
     const node_address& address() const noexcept override { return inner_->address(); }
 
 private:

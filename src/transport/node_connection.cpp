@@ -415,6 +415,7 @@ void node_connection::connected(byte_stream stream) {
         state_ = state::connected;
     }
     connected_at_ = std::chrono::steady_clock::now();
+    server_read_here_ = false;
     wire_ = std::make_shared<wire>(std::move(stream), config_.max_reply_size, secrets_);
     if (subscriber_.push) {
         wire_->replies.take_pushes(subscriber_.push);
@@ -521,6 +522,9 @@ bool node_connection::on_handshake_reply(const redisReply* reply, const sent_com
         on_server_info(reply);
         if (server_read_) {
             server_read_();
+        }
+        if (!std::exchange(server_read_here_, true) && readiness_changed_) {
+            readiness_changed_();
         }
         return true;
     }
@@ -789,6 +793,9 @@ void node_connection::drop_connection(const std::string& why) {
     log(was_connected ? log_level::warning : log_level::debug,
         last_error_ + "; next connect attempt in " + std::to_string(delay.count()) + " ms");
     state_ = state::backing_off;
+    if (readiness_changed_) {
+        readiness_changed_();
+    }
     backoff_timer_.expires_after(delay);
     backoff_timer_.async_wait(
         [this, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
@@ -796,6 +803,28 @@ void node_connection::drop_connection(const std::string& why) {
                 state_ = state::idle;
             }
         });
+}
+
+link_readiness node_connection::readiness() const noexcept {
+    switch (state_) {
+    case state::connecting:
+        return link_readiness::connecting;
+    case state::connected:
+        return handshake_outstanding_ == 0 && (server_read_here_ || subscriber_.push)
+                   ? link_readiness::ready
+                   : link_readiness::connecting;
+    case state::idle:
+    case state::backing_off:
+    case state::shut_down:
+        return link_readiness::unavailable;
+    }
+    return link_readiness::unavailable;
+}
+
+void node_connection::warm_up() {
+    if (state_ == state::idle) {
+        connect();
+    }
 }
 
 void node_connection::shutdown(std::chrono::milliseconds drain) {

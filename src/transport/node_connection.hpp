@@ -81,6 +81,11 @@ public:
     void on_server_read(std::function<void()> seen) override { server_read_ = std::move(seen); }
 
     std::uint64_t connection_generation() const noexcept override { return generation_; }
+    link_readiness readiness() const noexcept override;
+    void warm_up() override;
+    void on_readiness_changed(std::function<void()> changed) override {
+        readiness_changed_ = std::move(changed);
+    }
     const node_address& address() const noexcept override { return address_; }
 
 private:
@@ -192,6 +197,10 @@ private:
     std::function<void()> abort_connect_;
     /// node_link::on_server_read.
     std::function<void()> server_read_;
+    /// node_link::on_readiness_changed.
+    std::function<void()> readiness_changed_;
+    // The server's INFO was read on the current connection (a subscriber reads none).
+    bool server_read_here_ = false;
     /// The earliest start INFO's uptime placed for the server of run_id_ (uptime_start).
     std::optional<clock::time_point> uptime_start_;
     // What the connect attempt is doing, for the timeout's message.

@@ -16,6 +16,17 @@
 
 namespace redlock::detail {
 
+/// How soon a command sent on a link now would reach its node.
+enum class link_readiness {
+    /// Connected, handshake answered, the server's INFO read: only the node's own time.
+    ready,
+    /// A connection or its handshake is on its way: a command would wait for it.
+    connecting,
+    /// Nothing is connected or on its way (not used yet, backing off after a failure, shut
+    /// down): a command would fail at once, or wait for a whole new connect.
+    unavailable,
+};
+
 /// What the operations need of one Redis master: the seam between them and the wire, so that
 /// the same operations run over real connections (node_connection) and simulated ones.
 ///
@@ -82,6 +93,13 @@ public:
     /// break, a reconnect): what was confirmed on one connection (the TTL ceiling's raise)
     /// says nothing of the server behind the next.
     virtual std::uint64_t connection_generation() const noexcept = 0;
+    virtual link_readiness readiness() const noexcept = 0;
+    /// Starts connecting now if nothing is connected or on its way and no backoff after a
+    /// failed connect forbids it (a command sent would do the same).
+    virtual void warm_up() = 0;
+    /// `changed` runs on the strand whenever readiness() may have changed: the server's INFO
+    /// read on a new connection, a connection or connect attempt dropped.
+    virtual void on_readiness_changed(std::function<void()> changed) = 0;
 
     virtual const node_address& address() const noexcept = 0;
 };

@@ -73,6 +73,33 @@ TEST_P(dropped_replies, the_set_lands_unheard_and_no_copy_survives) {
 
 INSTANTIATE_TEST_SUITE_P(on_1_2_and_3_nodes, dropped_replies, ::testing::Values(1, 2, 3));
 
+// A fresh client's first command used to wait for the connect and the handshake inside its
+// node_timeout. Behind a password the AUTH round trip comes first (commands wait for it), so
+// with 100 ms each way a first SET is answered about 200 ms after the acquire starts: over a
+// 150 ms node_timeout, every vote was lost. The first attempt now waits for the connections
+// (up to connect_timeout), and its node_timeout covers only the SET's own round trip.
+TEST_F(proxied_test, a_fresh_clients_first_acquire_does_not_pay_for_the_handshake) {
+    for (int node = 1; node <= 5; ++node) {
+        nodes.proxy(node).set_latency(100ms);
+    }
+    auto c = proxied_config();
+    for (auto& address : c.nodes) {
+        // The default user has no password: AUTH default <anything> passes, and comes first.
+        address = "redis://default:any@" + address;
+    }
+    blocking_client client(c);
+    auto o = options();
+    o.node_timeout = 150ms;
+    o.retry.max_attempts = 1;
+    std::error_code ec;
+    auto r = client.acquire("fresh", o, ec);
+    ASSERT_FALSE(ec) << r.message;
+    EXPECT_GE(count(r.votes, node_outcome::granted), 3u);
+    client.release(r.lock, ec);
+    EXPECT_FALSE(ec);
+    EXPECT_TRUE(all_keys_gone(2s)) << keys_everywhere();
+}
+
 TEST_F(proxied_test, latency_beyond_the_ttl_never_yields_a_stale_lock) {
     blocking_client client(proxied_config());
     std::error_code ec;

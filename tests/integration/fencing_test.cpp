@@ -26,9 +26,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
+/// One attempt, fenced, with the patience of the fixture's options(): these tests check
+/// tokens, not speed.
 lock_options fenced(std::chrono::milliseconds ttl = 10s) {
     lock_options o;
     o.ttl = ttl;
+    o.node_timeout = 500ms;
     o.fencing = true;
     o.retry.max_attempts = 1;
     return o;

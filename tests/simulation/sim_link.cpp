@@ -164,6 +164,32 @@ public:
     std::optional<detail::clock::time_point> started_at() const { return started_at_; }
     /// node_link::on_server_read.
     std::function<void()> server_read;
+    /// node_link::on_readiness_changed.
+    std::function<void()> readiness_changed;
+
+    detail::link_readiness readiness() const {
+        switch (state_) {
+        case state::connected:
+            return detail::link_readiness::ready;
+        case state::connecting:
+            return detail::link_readiness::connecting;
+        case state::idle:
+        case state::backing_off:
+        case state::shut:
+            return detail::link_readiness::unavailable;
+        }
+        return detail::link_readiness::unavailable;
+    }
+
+    /// As send() would, without a command.
+    void warm_up() {
+        if (state_ == state::backing_off && w_.now() >= retry_at_) {
+            state_ = state::idle;
+        }
+        if (state_ == state::idle) {
+            connect();
+        }
+    }
     std::optional<detail::clock::time_point> restart_seen_at() const { return restart_seen_at_; }
     std::string_view run_id() const { return run_id_; }
     std::uint64_t connection() const { return connection_; }
@@ -268,6 +294,9 @@ private:
         state_ = state::backing_off;
         retry_at_ = w_.now() + backoff_;
         backoff_ = std::min(backoff_ * 2, delay_max_);
+        if (readiness_changed) {
+            readiness_changed();
+        }
     }
 
     void connect() {
@@ -318,6 +347,9 @@ private:
         schedule_refresh();
         if (server_read) {
             server_read();
+        }
+        if (readiness_changed) {
+            readiness_changed();
         }
         SIM_TRACE(w_, who_, "connected");
         auto held = std::move(held_);
@@ -701,6 +733,18 @@ void sim_link::allow_clock_drift(double rate) {
 
 void sim_link::on_server_read(std::function<void()> seen) {
     core_->server_read = std::move(seen);
+}
+
+detail::link_readiness sim_link::readiness() const noexcept {
+    return core_->readiness();
+}
+
+void sim_link::warm_up() {
+    core_->warm_up();
+}
+
+void sim_link::on_readiness_changed(std::function<void()> changed) {
+    core_->readiness_changed = std::move(changed);
 }
 
 void cut(link_core& core, const char* why) {

@@ -59,6 +59,9 @@ public:
     std::string_view clock_steps_undetectable() const noexcept override;
     void allow_clock_drift(double rate) override;
     void on_server_read(std::function<void()> seen) override;
+    detail::link_readiness readiness() const noexcept override;
+    void warm_up() override;
+    void on_readiness_changed(std::function<void()> changed) override;
     const node_address& address() const noexcept override { return address_; }
 
     /// Fault injection: for the world's fault events.

@@ -37,9 +37,10 @@ protected:
     }
 
     /// One attempt, and 500 ms for each node. The default node_timeout (50 ms) bounds a
-    /// node's answer on a quiet network, but a fresh client's first command also waits for
-    /// its connection's handshake, and a process on the shared CI machines can be descheduled
-    /// for longer than 50 ms (seen in CI under AddressSanitizer: 0 of 5 nodes in time). These
+    /// node's answer on a quiet network, but a process on the shared CI machines can be
+    /// descheduled for longer than 50 ms (seen in CI under AddressSanitizer: 0 of 5 nodes in
+    /// time), and an extend's or release's first command on a new connection waits for its
+    /// handshake within it (only an acquire waits for connections first). These
     /// tests check behaviour, not speed; the tests about a silent node set the timeout they
     /// mean (default_node_timeout() for the one users get).
     static lock_options options(std::chrono::milliseconds ttl = std::chrono::seconds(10)) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <algorithm>
@@ -58,6 +60,19 @@ public:
         sent_.push_back({std::string(cmd.args[0]), target, tag, cmd.args.size()});
         ++sent_count_;
     }
+    redlock::detail::link_readiness readiness() const noexcept override { return readiness_; }
+    void warm_up() override { ++warm_ups_; }
+    void on_readiness_changed(std::function<void()> changed) override {
+        readiness_changed_ = std::move(changed);
+    }
+    /// The connection gets to `r`, and says so.
+    void become(redlock::detail::link_readiness r) {
+        readiness_ = r;
+        readiness_changed_();
+    }
+    redlock::detail::link_readiness readiness_ = redlock::detail::link_readiness::ready;
+    std::function<void()> readiness_changed_;
+    int warm_ups_ = 0;
     void shutdown(std::chrono::milliseconds) override { sent_.clear(); }
     void expect_replies_within(std::chrono::milliseconds patience) override {
         patience_ = patience;
@@ -755,9 +770,10 @@ TEST(late_reply, handled_after_the_deadline_it_is_reported_as_a_timeout) {
     options.node_timeout = 50ms;
     options.retry.max_attempts = 1;
     std::optional<std::pair<boost::system::error_code, redlock::acquire_result>> outcome;
-    c.api().async_acquire("k", options, [&](boost::system::error_code ec, redlock::acquire_result r) {
-        outcome.emplace(ec, std::move(r));
-    });
+    c.api().async_acquire("k", options,
+                          [&](boost::system::error_code ec, redlock::acquire_result r) {
+                              outcome.emplace(ec, std::move(r));
+                          });
     c.run_ready();
     c.link(0).answer_all();
     c.run_ready();
@@ -843,4 +859,69 @@ TEST(late_reply, an_extend_handled_after_the_deadline_is_not_adopted) {
     EXPECT_EQ(outcome->first, redlock::errc::quorum_unreachable) << outcome->second.message;
     EXPECT_EQ(outcome->second.votes[1].error, redlock::errc::node_timeout);
     EXPECT_EQ(outcome->second.votes[2].error, redlock::errc::node_timeout);
+}
+
+// A fresh client's first attempt waits for the connections on their way, so that its votes
+// do not pay for the connect and handshake inside their node_timeout.
+TEST(link_gate, the_first_attempt_waits_for_a_quorum_of_ready_links) {
+    using redlock::detail::link_readiness;
+    scripted_client c;
+    for (std::size_t node = 0; node < 3; ++node) {
+        c.link(node).readiness_ = link_readiness::connecting;
+    }
+    std::optional<boost::system::error_code> outcome;
+    c.api().async_acquire(
+        "k", redlock::lock_options{},
+        [&](boost::system::error_code ec, redlock::acquire_result) { outcome = ec; });
+    c.run_ready();
+    EXPECT_FALSE(c.link(0).has_sent()) << "nothing goes out while no quorum is ready";
+    EXPECT_EQ(c.link(2).warm_ups_, 1) << "every link is asked to connect";
+    c.link(0).become(link_readiness::ready);
+    c.run_ready();
+    EXPECT_FALSE(c.link(0).has_sent()) << "one ready of three is no quorum";
+    c.link(1).become(link_readiness::ready);
+    c.run_ready();
+    EXPECT_TRUE(c.link(0).has_sent());
+    EXPECT_TRUE(c.link(2).has_sent()) << "the SET goes to the link still connecting too";
+    c.settle();
+    ASSERT_TRUE(outcome);
+    EXPECT_FALSE(*outcome);
+}
+
+TEST(link_gate, does_not_wait_when_no_quorum_can_come_of_the_connections_on_their_way) {
+    using redlock::detail::link_readiness;
+    scripted_client c;
+    c.link(0).readiness_ = link_readiness::unavailable; // backing off after a failed connect
+    c.link(1).readiness_ = link_readiness::unavailable;
+    c.link(2).readiness_ = link_readiness::connecting;
+    redlock::lock_options options;
+    options.retry.max_attempts = 1;
+    std::optional<boost::system::error_code> outcome;
+    c.api().async_acquire(
+        "k", options, [&](boost::system::error_code ec, redlock::acquire_result) { outcome = ec; });
+    c.run_ready();
+    EXPECT_TRUE(c.link(2).has_sent()) << "waiting could not bring a quorum: the attempt goes";
+}
+
+TEST(link_gate, a_cancelled_wait_ends_at_once_and_sends_nothing) {
+    using redlock::detail::link_readiness;
+    scripted_client c;
+    for (std::size_t node = 0; node < 3; ++node) {
+        c.link(node).readiness_ = link_readiness::connecting;
+    }
+    boost::asio::cancellation_signal cancel;
+    std::optional<boost::system::error_code> outcome;
+    c.api().async_acquire("k", redlock::lock_options{},
+                          boost::asio::bind_cancellation_slot(
+                              cancel.slot(), [&](boost::system::error_code ec,
+                                                 redlock::acquire_result) { outcome = ec; }));
+    c.run_ready();
+    cancel.emit(boost::asio::cancellation_type::terminal);
+    c.run_ready();
+    ASSERT_TRUE(outcome);
+    EXPECT_EQ(*outcome, redlock::errc::cancelled);
+    c.link(0).become(link_readiness::ready);
+    c.link(1).become(link_readiness::ready);
+    c.run_ready();
+    EXPECT_FALSE(c.link(0).has_sent()) << "a cancelled acquire sends nothing once links are ready";
 }
