@@ -26,13 +26,14 @@ acquire_fsm::acquire_fsm(std::size_t nodes, const lock_options& options, random_
     , covered_(nodes, false)
     , freed_(nodes, false) {}
 
-acquire_action acquire_fsm::start(clock::time_point now) {
-    call_start_ = now;
+acquire_action acquire_fsm::start(clock::time_point now, clock::time_point called_at) {
+    call_start_ = called_at;
     return begin_attempt(now);
 }
 
-acquire_action acquire_fsm::start_behind_waiters(clock::time_point now) {
-    call_start_ = now;
+acquire_action acquire_fsm::start_behind_waiters(clock::time_point now,
+                                                 clock::time_point called_at) {
+    call_start_ = called_at;
     const auto& retry = options_.retry;
     const auto subscribed =
         static_cast<std::size_t>(std::count(subscribed_.begin(), subscribed_.end(), true));

@@ -61,13 +61,16 @@ public:
     acquire_fsm(std::size_t nodes, const lock_options& options, random_source random,
                 std::uint64_t fence_floor = 0);
 
-    acquire_action start(clock::time_point now);
+    /// `called_at`: when the caller asked (the wait budget runs from then), if earlier
+    /// than `now` (the acquire waited for connections first).
+    acquire_action start(clock::time_point now, clock::time_point called_at);
+    acquire_action start(clock::time_point now) { return start(now, now); }
     /// Starts behind other waiters of this client for the key, already subscribed: the
     /// first attempt would only be refused while they wait, so it sleeps as if it had been,
     /// until the oldest of them is served and a release reaches it (or its backoff ends).
     /// Attempts at once when it cannot be woken (subscribed on fewer than a quorum, no
     /// retries allowed, or a wait budget too short for the sleep).
-    acquire_action start_behind_waiters(clock::time_point now);
+    acquire_action start_behind_waiters(clock::time_point now, clock::time_point called_at);
     /// A SET reply from `node` for attempt `attempt` (1-based). Replies to earlier attempts
     /// are ignored: their cleanup was already queued behind them on the same connection.
     /// A reply handled at or after the attempt's deadline is no vote: the deadline decides

@@ -96,10 +96,15 @@ void acquire_op::start() {
     // Links not used yet connect now (a SET would make them), so that they count as on
     // their way.
     impl_->warm_up_links();
-    if (!links_allow_first_attempt()) {
+    // Never past the wait budget: no attempt may start later than that after the call.
+    auto until = now() + impl_->config().connect_timeout;
+    if (options_.retry.wait_budget.count() != 0) {
+        until = std::min(until, called_at_ + options_.retry.wait_budget);
+    }
+    if (!links_allow_first_attempt() && until > now()) {
         gating_ = true;
         impl_->link_waiters().watch(this);
-        arm_timer(now() + impl_->config().connect_timeout);
+        arm_timer(until);
         return;
     }
     begin();
@@ -133,10 +138,10 @@ void acquire_op::begin() {
         // their subscriptions, rather than send SETs that would be refused while they wait.
         // (One that waits for other keys too, a and b, may be waiting for b while a is free.)
         watch_releases();
-        act(fsm_.start_behind_waiters(now()));
+        act(fsm_.start_behind_waiters(now(), called_at_));
         return;
     }
-    act(fsm_.start(now()));
+    act(fsm_.start(now(), called_at_));
 }
 
 void acquire_op::cancel() {

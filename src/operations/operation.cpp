@@ -12,6 +12,11 @@ operation::operation(std::shared_ptr<client_impl> impl)
     , timer_(impl_->make_alarm())
     , votes_(impl_->node_count())
     , answered_(impl_->node_count(), false) {
+    // An operation that ends before its first round (cancelled while it waited for
+    // connections) still reports each node's vote under its own node.
+    for (std::size_t i = 0; i < votes_.size(); ++i) {
+        votes_[i].node = i;
+    }
     impl_->register_operation(this);
 }
 

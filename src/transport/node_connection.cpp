@@ -794,7 +794,14 @@ void node_connection::drop_connection(const std::string& why) {
         last_error_ + "; next connect attempt in " + std::to_string(delay.count()) + " ms");
     state_ = state::backing_off;
     if (readiness_changed_) {
-        readiness_changed_();
+        // Posted: a drop can happen inside send() (a connect that fails at once), which
+        // never calls back.
+        asio::post(strand_,
+                   [changed = readiness_changed_, alive = std::weak_ptr<const bool>(alive_)] {
+                       if (!alive.expired()) {
+                           changed();
+                       }
+                   });
     }
     backoff_timer_.expires_after(delay);
     backoff_timer_.async_wait(

@@ -95,6 +95,9 @@ public:
     }
     void detach() {
         node_.on_crash.erase(watcher_);
+        // Its client is going: a readiness change posted meanwhile must not reach it.
+        readiness_changed = nullptr;
+        server_read = nullptr;
         state_ = state::shut;
         inflight_.clear();
         held_.clear();
@@ -295,7 +298,12 @@ private:
         retry_at_ = w_.now() + backoff_;
         backoff_ = std::min(backoff_ * 2, delay_max_);
         if (readiness_changed) {
-            readiness_changed();
+            // Posted, as node_connection does: a drop may happen inside send().
+            boost::asio::post(strand_, [weak = weak_from_this()] {
+                if (auto self = weak.lock(); self && self->readiness_changed) {
+                    self->readiness_changed();
+                }
+            });
         }
     }
 
@@ -348,14 +356,15 @@ private:
         if (server_read) {
             server_read();
         }
-        if (readiness_changed) {
-            readiness_changed();
-        }
         SIM_TRACE(w_, who_, "connected");
         auto held = std::move(held_);
         held_.clear();
         for (auto& p : held) {
             transmit(p);
+        }
+        // After what was held back, as node_connection releases it before INFO's reply.
+        if (readiness_changed) {
+            readiness_changed();
         }
     }
 

@@ -172,7 +172,7 @@ TEST(acquire_fsm_handoff, behind_local_waiters_it_sleeps_until_a_release_reaches
     h.random = 0; // the lowest draw: the upper half of the first backoff starts at 50 ms
     auto fsm = h.make();
     subscribe_everywhere(fsm, h.now);
-    const auto sleep = fsm.start_behind_waiters(h.now);
+    const auto sleep = fsm.start_behind_waiters(h.now, h.now);
     ASSERT_EQ(sleep.what, kind::sleep);
     EXPECT_EQ(sleep.at, h.now + 50ms);
     EXPECT_EQ(fsm.attempt(), 0u) << "no attempt made";
@@ -195,7 +195,7 @@ TEST(acquire_fsm_handoff, behind_local_waiters_it_attempts_at_once_when_it_could
         auto fsm = h.make();
         fsm.on_subscribed(0, 1, h.now);
         fsm.on_subscribed(1, 1, h.now);
-        EXPECT_EQ(fsm.start_behind_waiters(h.now).what, kind::send_set)
+        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now).what, kind::send_set)
             << "subscribed on two of five";
     }
     {
@@ -203,21 +203,23 @@ TEST(acquire_fsm_handoff, behind_local_waiters_it_attempts_at_once_when_it_could
         h.options.retry.max_attempts = 1;
         auto fsm = h.make();
         subscribe_everywhere(fsm, h.now);
-        EXPECT_EQ(fsm.start_behind_waiters(h.now).what, kind::send_set) << "no retry allowed";
+        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now).what, kind::send_set)
+            << "no retry allowed";
     }
     {
         harness h;
         h.options.retry.wait_budget = 10ms;
         auto fsm = h.make();
         subscribe_everywhere(fsm, h.now);
-        EXPECT_EQ(fsm.start_behind_waiters(h.now).what, kind::send_set) << "budget too short";
+        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now).what, kind::send_set)
+            << "budget too short";
     }
     {
         harness h;
         h.options.retry.wake_on_release = false;
         auto fsm = h.make();
         subscribe_everywhere(fsm, h.now);
-        EXPECT_EQ(fsm.start_behind_waiters(h.now).what, kind::send_set) << "handoff off";
+        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now).what, kind::send_set) << "handoff off";
     }
 }
 

@@ -925,3 +925,52 @@ TEST(link_gate, a_cancelled_wait_ends_at_once_and_sends_nothing) {
     c.run_ready();
     EXPECT_FALSE(c.link(0).has_sent()) << "a cancelled acquire sends nothing once links are ready";
 }
+
+// Found by review: the wait budget ran from the first attempt, after the wait for links, so
+// an acquire could start attempts past the budget its caller gave it.
+TEST(link_gate, the_wait_budget_runs_from_the_call) {
+    using redlock::detail::link_readiness;
+    scripted_client c;
+    for (std::size_t node = 0; node < 3; ++node) {
+        c.link(node).readiness_ = link_readiness::connecting;
+        c.link(node).refuses_ = true;
+    }
+    redlock::lock_options options;
+    options.retry.max_attempts = 0;
+    options.retry.wait_budget = 100ms;
+    options.retry.backoff_max = 2ms;
+    std::optional<boost::system::error_code> outcome;
+    c.api().async_acquire(
+        "k", options, [&](boost::system::error_code ec, redlock::acquire_result) { outcome = ec; });
+    c.run_ready();
+    c.now_ += 400ms; // the handshakes took longer than the whole budget
+    c.link(0).become(link_readiness::ready);
+    c.link(1).become(link_readiness::ready);
+    c.settle();
+    ASSERT_TRUE(outcome) << "no retry once the budget, counted from the call, is spent";
+    EXPECT_TRUE(*outcome) << "the one attempt was refused";
+}
+
+TEST(link_gate, a_cancelled_wait_reports_each_nodes_vote_under_its_node) {
+    using redlock::detail::link_readiness;
+    scripted_client c;
+    for (std::size_t node = 0; node < 3; ++node) {
+        c.link(node).readiness_ = link_readiness::connecting;
+    }
+    boost::asio::cancellation_signal cancel;
+    std::optional<redlock::acquire_result> result;
+    c.api().async_acquire(
+        "k", redlock::lock_options{},
+        boost::asio::bind_cancellation_slot(
+            cancel.slot(),
+            [&](boost::system::error_code, redlock::acquire_result r) { result = std::move(r); }));
+    c.run_ready();
+    cancel.emit(boost::asio::cancellation_type::terminal);
+    c.run_ready();
+    ASSERT_TRUE(result);
+    ASSERT_EQ(result->votes.size(), 3u);
+    for (std::size_t node = 0; node < 3; ++node) {
+        EXPECT_EQ(result->votes[node].node, node);
+    }
+    EXPECT_NE(result->message.find("10.0.0.3"), std::string::npos) << result->message;
+}
