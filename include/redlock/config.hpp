@@ -115,8 +115,9 @@ struct client_config {
     /// client), the TCP connect and the TLS handshake. The AUTH/SELECT handshake that follows
     /// is waited for by the operations behind it up to their node_timeout; a connection
     /// whose commands wait far longer is reset (4 x the longest node_timeout, at least 1 s).
-    /// Also the longest an acquire waits, before its first attempt, for connections on their
-    /// way when fewer than a quorum are ready (connected, handshake and INFO answered).
+    /// Also the longest an acquire waits, before an attempt, for connections on their way
+    /// when fewer than a quorum are ready (connected, handshake and INFO answered), and never
+    /// past its retry.wait_budget.
     std::chrono::milliseconds connect_timeout{500};
     /// After a failed connection, the node is not retried before this delay, doubled on
     /// every further failure up to reconnect_delay_max. Commands for it fail fast meanwhile.
@@ -214,9 +215,9 @@ struct lock_options {
     std::chrono::milliseconds ttl{10000};
     /// How long one node may take to answer one command. The effective bound is also
     /// capped by the validity window, so a slow node can never make a lock start stale.
-    /// A reply handled at or after the round's deadline is no vote. An acquire's first
-    /// attempt waits for a quorum of ready connections first (client_config::connect_timeout),
-    /// so a fresh client's handshake is not counted in it.
+    /// A reply handled at or after the round's deadline is no vote. An acquire's attempt
+    /// waits for a quorum of ready connections first (client_config::connect_timeout), so a
+    /// fresh client's handshake is not counted in it.
     std::chrono::milliseconds node_timeout{50};
     /// drift = ttl * clock_drift_factor + drift_allowance, subtracted from the validity
     /// to cover clock-rate differences between this process and the nodes.

@@ -2,7 +2,7 @@
 
 namespace redlock::detail {
 
-bool first_attempt_may_go(std::size_t ready, std::size_t connecting, std::size_t quorum) noexcept {
+bool attempt_may_go(std::size_t ready, std::size_t connecting, std::size_t quorum) noexcept {
     // Waiting cannot bring a quorum when even every connection on its way would fall short:
     // the attempt fails the same either way, and sooner.
     return ready >= quorum || ready + connecting < quorum;

@@ -73,7 +73,7 @@ std::string acquire_op::keys_text() const {
 }
 
 acquire_op::~acquire_op() {
-    stop_gating();
+    stop_waiting_for_links();
     if (watching_) {
         impl_->releases().unwatch(watched_key(), this);
     }
@@ -93,46 +93,61 @@ void acquire_op::start() {
         });
     });
     impl_->note_options(options_);
-    // Links not used yet connect now (a SET would make them), so that they count as on
-    // their way.
+    if (!wait_for_links()) {
+        begin();
+    }
+}
+
+bool acquire_op::wait_for_links() {
+    // Links not used yet, or idle again after a failure's backoff, connect now (a SET would
+    // make them), so that they count as on their way.
     impl_->warm_up_links();
     // Never past the wait budget: no attempt may start later than that after the call.
     auto until = now() + impl_->config().connect_timeout;
     if (options_.retry.wait_budget.count() != 0) {
         until = std::min(until, called_at_ + options_.retry.wait_budget);
     }
-    if (!links_allow_first_attempt() && until > now()) {
-        gating_ = true;
-        impl_->link_waiters().watch(this);
-        arm_timer(until);
-        return;
+    if (links_allow_an_attempt() || until <= now()) {
+        return false;
     }
-    begin();
+    waiting_for_links_ = true;
+    impl_->link_waiters().watch(this);
+    arm_timer(until);
+    return true;
 }
 
-bool acquire_op::links_allow_first_attempt() const {
+bool acquire_op::links_allow_an_attempt() const {
     const auto [ready, connecting] = impl_->links_ready_and_connecting();
-    return first_attempt_may_go(ready, connecting, tally::quorum_of(impl_->node_count()));
+    return attempt_may_go(ready, connecting, tally::quorum_of(impl_->node_count()));
 }
 
-void acquire_op::stop_gating() {
-    if (gating_) {
-        gating_ = false;
+void acquire_op::stop_waiting_for_links() {
+    if (waiting_for_links_) {
+        waiting_for_links_ = false;
         impl_->link_waiters().unwatch(this);
     }
 }
 
 void acquire_op::on_links_changed() {
-    if (!gating_ || !links_allow_first_attempt()) {
+    if (!waiting_for_links_ || !links_allow_an_attempt()) {
         return;
     }
-    // The gate's timer may be all that owns this operation, and the first attempt re-arms it.
+    // The wait's timer may be all that owns this operation, and the attempt re-arms it.
     const auto keep_alive = shared_from_this();
-    stop_gating();
-    begin();
+    links_waited_for();
+}
+
+void acquire_op::links_waited_for() {
+    stop_waiting_for_links();
+    if (!started_) {
+        begin();
+        return;
+    }
+    act(fsm_.on_wake(now()));
 }
 
 void acquire_op::begin() {
+    started_ = true;
     if (options_.retry.wake_on_release && impl_->releases().queued_like(watched_key(), this)) {
         // Others of this client wait for the same keys: this one queues behind them, under
         // their subscriptions, rather than send SETs that would be refused while they wait.
@@ -343,14 +358,17 @@ void acquire_op::wake() {
     if (auto* m = impl_->metrics()) {
         m->on_acquire_wake(fsm_.waking_early());
     }
-    act(fsm_.on_wake(now()));
+    // After an outage the links were backing off when the last attempt failed: the next one
+    // waits for those connecting again, as the first did.
+    if (!wait_for_links()) {
+        act(fsm_.on_wake(now()));
+    }
 }
 
 void acquire_op::on_timer() {
-    if (gating_) {
-        // connect_timeout has passed: the attempt goes with the connections there are.
-        stop_gating();
-        begin();
+    if (waiting_for_links_) {
+        // The wait's bound: the attempt goes with the connections there are.
+        links_waited_for();
         return;
     }
     if (sleeping_) {
@@ -482,7 +500,7 @@ void acquire_op::finish(std::error_code error) {
         return;
     }
     stop_timer();
-    stop_gating();
+    stop_waiting_for_links();
     if (sleeping_) {
         sleeping_ = false;
         impl_->observe_sleep(this, std::nullopt);

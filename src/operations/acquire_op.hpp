@@ -12,10 +12,11 @@
 namespace redlock::detail {
 
 /// Carries out what acquire_fsm decides: the SETs, the cleanups, the timers. Sleeping
-/// between attempts, it waits for the key's releases (release_watch) too. Before its first
-/// attempt it waits, up to connect_timeout, for connections on their way when fewer than a
-/// quorum are ready (core/link_gate): a fresh client's votes would otherwise pay for the
-/// connect and handshake inside their node_timeout.
+/// between attempts, it waits for the key's releases (release_watch) too. Before each
+/// attempt it waits, up to connect_timeout and within the wait budget, for connections on
+/// their way when fewer than a quorum are ready (core/link_gate): the votes of a fresh
+/// client, or of one whose connections are coming back after an outage, would otherwise pay
+/// for the connect and handshake inside their node_timeout.
 class acquire_op final : public operation, private release_listener, private link_watcher {
 public:
     /// `keys` valid and sorted (client::async_acquire checks and sorts them).
@@ -31,11 +32,16 @@ private:
     void on_timer() override;
     /// The first attempt, or the sleep behind this client's other waiters of the keys.
     void begin();
-    /// Whether the first attempt may go now (core/link_gate).
-    bool links_allow_first_attempt() const;
+    /// Before an attempt: true when it must wait for connections on their way (then
+    /// links_waited_for() follows, at the latest at the bound).
+    bool wait_for_links();
+    /// Whether an attempt may go now (core/link_gate).
+    bool links_allow_an_attempt() const;
     /// No more waiting for connections: unregisters from the client's link waiters.
-    void stop_gating();
+    void stop_waiting_for_links();
     void on_links_changed() override;
+    /// The wait is over: the first attempt (begin()) or the next one (the fsm's wake).
+    void links_waited_for();
     /// Ends the sleep between attempts: the next attempt, or the end when shut down.
     void wake();
     void act(const acquire_action& action);
@@ -94,8 +100,10 @@ private:
     acquire_fsm fsm_;
     completion<client::acquire_signature> completion_;
     bool sleeping_ = false;
-    /// Waiting for connections before the first attempt (the timer is the gate's bound).
-    bool gating_ = false;
+    /// Waiting for connections before an attempt (the timer is the wait's bound).
+    bool waiting_for_links_ = false;
+    /// begin() has run: a wait for links is followed by the fsm's wake, not by begin().
+    bool started_ = false;
     /// A semaphore's holder: the slot of the attempt in flight, 0 to permits - 1.
     unsigned slot_ = 0;
     /// The latest end the options allow for the sleep in progress (environment::observe_sleep).

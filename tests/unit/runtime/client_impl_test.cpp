@@ -22,17 +22,31 @@ namespace {
 using namespace std::chrono_literals;
 using redlock::detail::clock;
 
-/// Time that moves only when the test says; timers never fire (every round here is decided
-/// by its replies), but hold their function until cancelled, as real ones do.
+/// Time that moves only when the test says; timers fire only when the test says
+/// (scripted_client::fire_due_timers(): most rounds here are decided by their replies), and
+/// hold their function until cancelled, as real ones do.
 struct manual_time final : redlock::detail::time_source {
     struct idle_alarm final : redlock::detail::alarm {
-        void arm(clock::time_point, std::function<void()> fn) override { fn_ = std::move(fn); }
+        explicit idle_alarm(std::vector<idle_alarm*>& all)
+            : all_(all) {
+            all_.push_back(this);
+        }
+        ~idle_alarm() override { all_.erase(std::find(all_.begin(), all_.end(), this)); }
+        idle_alarm(const idle_alarm&) = delete;
+        idle_alarm& operator=(const idle_alarm&) = delete;
+        void arm(clock::time_point at, std::function<void()> fn) override {
+            at_ = at;
+            fn_ = std::move(fn);
+        }
         void cancel() override { const auto dropped = std::exchange(fn_, nullptr); }
+        std::vector<idle_alarm*>& all_;
+        clock::time_point at_{};
         std::function<void()> fn_;
     };
-    manual_time(clock::time_point& now, const bool& ticking)
+    manual_time(clock::time_point& now, const bool& ticking, std::vector<idle_alarm*>& alarms)
         : now_(now)
-        , ticking_(ticking) {}
+        , ticking_(ticking)
+        , alarms_(alarms) {}
     clock::time_point now() const override {
         if (ticking_) {
             now_ += std::chrono::nanoseconds(1);
@@ -40,11 +54,12 @@ struct manual_time final : redlock::detail::time_source {
         return now_;
     }
     std::unique_ptr<redlock::detail::alarm> make_alarm() override {
-        return std::make_unique<idle_alarm>();
+        return std::make_unique<idle_alarm>(alarms_);
     }
     clock::time_point& now_;
     /// Every reading moves the clock on by 1 ns: two readings of one event differ.
     const bool& ticking_;
+    std::vector<idle_alarm*>& alarms_;
 };
 
 /// A node that keeps what it is sent until the test answers: SET with OK and scripts with 1,
@@ -192,7 +207,7 @@ public:
     explicit scripted_client(redlock::client_config config = {}) {
         redlock::detail::environment env;
         env.make_time = [this](const boost::asio::any_io_executor&) {
-            return std::make_unique<manual_time>(now_, ticking_);
+            return std::make_unique<manual_time>(now_, ticking_, alarms_);
         };
         env.make_link = [this](const boost::asio::any_io_executor&, redlock::node_address address,
                                const redlock::client_config&) {
@@ -316,8 +331,23 @@ public:
         return impl_->quarantine_basis(node);
     }
 
+    /// Runs the function of every armed timer that is due now (each once).
+    void fire_due_timers() {
+        std::vector<std::function<void()>> due;
+        for (auto* a : alarms_) {
+            if (a->fn_ && a->at_ <= now_) {
+                due.push_back(std::exchange(a->fn_, nullptr));
+            }
+        }
+        for (auto& fn : due) {
+            fn();
+        }
+        run_ready();
+    }
+
     clock::time_point now_{clock::duration(std::chrono::hours(1))};
     bool ticking_ = false;
+    std::vector<manual_time::idle_alarm*> alarms_;
 
 private:
     /// Answers until nothing more is sent (a failed attempt's cleanups, too).
@@ -938,17 +968,22 @@ TEST(link_gate, the_wait_budget_runs_from_the_call) {
     redlock::lock_options options;
     options.retry.max_attempts = 0;
     options.retry.wait_budget = 100ms;
+    options.retry.backoff_initial = 1ms;
     options.retry.backoff_max = 2ms;
-    std::optional<boost::system::error_code> outcome;
-    c.api().async_acquire(
-        "k", options, [&](boost::system::error_code ec, redlock::acquire_result) { outcome = ec; });
+    std::optional<std::pair<boost::system::error_code, unsigned>> outcome;
+    // Two keys: a script, whose refusal is contention (a plain SET's would ask PTTL).
+    c.api().async_acquire(std::vector<std::string>{"a", "b"}, options,
+                          [&](boost::system::error_code ec, redlock::acquire_result r) {
+                              outcome.emplace(ec, r.attempts);
+                          });
     c.run_ready();
     c.now_ += 400ms; // the handshakes took longer than the whole budget
     c.link(0).become(link_readiness::ready);
     c.link(1).become(link_readiness::ready);
     c.settle();
     ASSERT_TRUE(outcome) << "no retry once the budget, counted from the call, is spent";
-    EXPECT_TRUE(*outcome) << "the one attempt was refused";
+    EXPECT_TRUE(outcome->first) << "refused";
+    EXPECT_EQ(outcome->second, 1u) << "one attempt, when the links allowed it";
 }
 
 TEST(link_gate, a_cancelled_wait_reports_each_nodes_vote_under_its_node) {
@@ -973,4 +1008,59 @@ TEST(link_gate, a_cancelled_wait_reports_each_nodes_vote_under_its_node) {
         EXPECT_EQ(result->votes[node].node, node);
     }
     EXPECT_NE(result->message.find("10.0.0.3"), std::string::npos) << result->message;
+}
+
+// After an outage the links were backing off when an attempt failed; the retry waits for
+// those connecting again rather than count their handshake in its node_timeout.
+TEST(link_gate, a_retry_waits_for_links_connecting_again) {
+    using redlock::detail::link_readiness;
+    scripted_client c;
+    for (std::size_t node = 0; node < 3; ++node) {
+        c.link(node).refuses_ = true;
+    }
+    redlock::lock_options options;
+    options.retry.max_attempts = 2;
+    options.retry.backoff_initial = 5ms;
+    options.retry.backoff_max = 10ms;
+    std::optional<boost::system::error_code> outcome;
+    // Two keys: a script, whose refusal is contention (a plain SET's would ask PTTL).
+    c.api().async_acquire(
+        std::vector<std::string>{"a", "b"}, options,
+        [&](boost::system::error_code ec, redlock::acquire_result) { outcome = ec; });
+    c.settle();
+    ASSERT_FALSE(outcome) << "refused once, it sleeps before its retry";
+    for (std::size_t node = 0; node < 3; ++node) {
+        c.link(node).refuses_ = false;
+        c.link(node).readiness_ = link_readiness::connecting;
+    }
+    c.now_ += 20ms;
+    c.fire_due_timers();
+    EXPECT_FALSE(c.link(0).has_sent()) << "the retry waits for its links";
+    c.link(0).become(link_readiness::ready);
+    c.link(1).become(link_readiness::ready);
+    c.settle();
+    ASSERT_TRUE(outcome);
+    EXPECT_FALSE(*outcome);
+}
+
+TEST(link_gate, a_wait_that_outlasts_connect_timeout_lets_the_attempt_go) {
+    using redlock::detail::link_readiness;
+    scripted_client c;
+    for (std::size_t node = 0; node < 3; ++node) {
+        c.link(node).readiness_ = link_readiness::connecting;
+    }
+    std::optional<boost::system::error_code> outcome;
+    c.api().async_acquire(
+        "k", redlock::lock_options{},
+        [&](boost::system::error_code ec, redlock::acquire_result) { outcome = ec; });
+    c.run_ready();
+    c.now_ += 499ms;
+    c.fire_due_timers();
+    EXPECT_FALSE(c.link(0).has_sent());
+    c.now_ += 1ms; // connect_timeout, 500 ms
+    c.fire_due_timers();
+    EXPECT_TRUE(c.link(0).has_sent()) << "the attempt goes with the connections there are";
+    c.settle();
+    ASSERT_TRUE(outcome);
+    EXPECT_FALSE(*outcome);
 }
