@@ -241,15 +241,24 @@ void acquire_op::watch_releases() {
 }
 
 void acquire_op::on_released(std::size_t node, std::size_t position) {
-    act(fsm_.on_released(node, position, now()));
+    act_on_handoff(fsm_.on_released(node, position, now()));
 }
 
 void acquire_op::on_released_everywhere(std::size_t position) {
-    act(fsm_.on_released_everywhere(position, now()));
+    act_on_handoff(fsm_.on_released_everywhere(position, now()));
 }
 
 void acquire_op::on_subscribed(std::size_t node, std::size_t position) {
-    act(fsm_.on_subscribed(node, position, now()));
+    act_on_handoff(fsm_.on_subscribed(node, position, now()));
+}
+
+void acquire_op::act_on_handoff(const acquire_action& action) {
+    if (waiting_for_links_) {
+        // Woken already: the next attempt waits only for its links now. The fsm has heard
+        // the news; when to wake is no longer the question.
+        return;
+    }
+    act(action);
 }
 
 void acquire_op::on_subscription_lost(std::size_t node) {
@@ -264,11 +273,11 @@ void acquire_op::on_local_grant(lock_mode winner) {
     if (winner != lock_mode::exclusive && options_.mode != lock_mode::exclusive) {
         return;
     }
-    act(fsm_.on_local_grant());
+    act_on_handoff(fsm_.on_local_grant());
 }
 
 void acquire_op::on_moved_up(std::size_t position) {
-    act(fsm_.on_moved_up(position, now()));
+    act_on_handoff(fsm_.on_moved_up(position, now()));
 }
 
 void acquire_op::send_sets() {

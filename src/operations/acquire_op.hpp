@@ -40,6 +40,9 @@ private:
     /// No more waiting for connections: unregisters from the client's link waiters.
     void stop_waiting_for_links();
     void on_links_changed() override;
+    /// A handoff event's action, unless the op woke and waits for its links (the fsm still
+    /// heard the event).
+    void act_on_handoff(const acquire_action& action);
     /// The wait is over: the first attempt (begin()) or the next one (the fsm's wake).
     void links_waited_for();
     /// Ends the sleep between attempts: the next attempt, or the end when shut down.
