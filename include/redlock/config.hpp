@@ -184,7 +184,9 @@ struct retry_options {
     /// Handoff: while sleeping between attempts, listen on the nodes for releases (and
     /// expiries, where keyspace notifications are on) of the key, and retry as soon as a
     /// majority could be free instead of sleeping the backoff out. The backoff stays the
-    /// bound when no notification comes. See docs/design.md, "Handoff".
+    /// bound of the sleep when no notification comes (the attempt after it may wait for
+    /// connections on their way, client_config::connect_timeout). See docs/design.md,
+    /// "Handoff".
     bool wake_on_release = true;
     /// Handoff of readers and permits: the waiters of one key in one client retry one after
     /// another, this far apart (oldest first, plus a random part of up to this much), so that

@@ -437,6 +437,12 @@ acquire_action acquire_fsm::on_wake(clock::time_point now) {
     if (state_ != state::sleeping) {
         return {};
     }
+    // No attempt starts once the wait budget has passed: a wake delayed past it (waiting
+    // for connections, or a late timer) ends the acquire with the last attempt's failure.
+    const auto& retry = options_.retry;
+    if (retry.wait_budget.count() != 0 && now >= call_start_ + retry.wait_budget) {
+        return finish(failure_);
+    }
     return begin_attempt(now);
 }
 

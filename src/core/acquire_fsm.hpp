@@ -95,6 +95,8 @@ public:
     /// A compare-and-delete reply sent during the cleanup of `attempt`.
     acquire_action on_cleanup_reply(unsigned attempt, std::size_t node, clock::time_point now);
     acquire_action on_deadline(clock::time_point now);
+    /// The sleep is over: the next attempt, or the end with the last attempt's failure once
+    /// the wait budget has passed (a wake delayed past it, by a wait for connections).
     acquire_action on_wake(clock::time_point now);
     acquire_action on_cancel(clock::time_point now);
     /// A release (or expiry) of the key was announced by `node`. `position`: how many local

@@ -14,9 +14,11 @@ namespace redlock::detail {
 namespace {
 
 /// Half the life of a writer's mark: the longest from one sleep's start to the next (a
-/// backoff, then an attempt, a fence raise and a cleanup of up to a node_timeout each).
-std::chrono::milliseconds mark_half_life(const lock_options& options) {
-    return options.retry.backoff_max + 3 * options.node_timeout;
+/// backoff, the wait for links of up to connect_timeout, then an attempt, a fence raise and
+/// a cleanup of up to a node_timeout each).
+std::chrono::milliseconds mark_half_life(const lock_options& options,
+                                         std::chrono::milliseconds connect_timeout) {
+    return options.retry.backoff_max + connect_timeout + 3 * options.node_timeout;
 }
 
 std::vector<std::string> counters_of(const std::vector<std::string>& keys) {
@@ -48,7 +50,8 @@ acquire_op::acquire_op(std::shared_ptr<client_impl> impl, std::vector<std::strin
     , wanted_(wanted_of(keys_))
     , ttl_text_(std::to_string(options.ttl.count()))
     , kind_text_(kind_argument(options))
-    , mark_ttl_text_(std::to_string((2 * mark_half_life(options)).count()))
+    , mark_ttl_text_(
+          std::to_string((2 * mark_half_life(options, impl_->config().connect_timeout)).count()))
     , counter_keys_(options.fencing ? counters_of(keys_) : std::vector<std::string>())
     , options_(std::move(options))
     , fsm_(
@@ -143,7 +146,7 @@ void acquire_op::links_waited_for() {
         begin();
         return;
     }
-    act(fsm_.on_wake(now()));
+    retry();
 }
 
 void acquire_op::begin() {
@@ -213,7 +216,8 @@ void acquire_op::act(const acquire_action& action) {
         if (fsm_.waking_early() && action.at <= now()) {
             // Woken at once (the oldest waiter, told of a release): the SETs go out in this
             // handler, so a release by this client carries them in its own write, right
-            // behind its deletes.
+            // behind its deletes (unless fewer than a quorum of its links are ready: then
+            // they wait for them).
             wake();
         }
         return;
@@ -342,7 +346,8 @@ void acquire_op::send_writer_waiting_marks() {
     // Renewed at half its life: what is left then lasts until the next sleep begins. Sent
     // on every refusal (or re-armed wake), it would only add commands to a contended key.
     const auto now = this->now();
-    if (marked_at_ && now - *marked_at_ < mark_half_life(options_)) {
+    if (marked_at_ &&
+        now - *marked_at_ < mark_half_life(options_, impl_->config().connect_timeout)) {
         return;
     }
     marked_at_ = now;
@@ -364,14 +369,18 @@ void acquire_op::wake() {
         act(fsm_.on_cancel(now()));
         return;
     }
-    if (auto* m = impl_->metrics()) {
-        m->on_acquire_wake(fsm_.waking_early());
-    }
     // After an outage the links were backing off when the last attempt failed: the next one
     // waits for those connecting again, as the first did.
     if (!wait_for_links()) {
-        act(fsm_.on_wake(now()));
+        retry();
     }
+}
+
+void acquire_op::retry() {
+    if (auto* m = impl_->metrics()) {
+        m->on_acquire_wake(fsm_.waking_early());
+    }
+    act(fsm_.on_wake(now()));
 }
 
 void acquire_op::on_timer() {

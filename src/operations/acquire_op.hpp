@@ -43,8 +43,10 @@ private:
     /// A handoff event's action, unless the op woke and waits for its links (the fsm still
     /// heard the event).
     void act_on_handoff(const acquire_action& action);
-    /// The wait is over: the first attempt (begin()) or the next one (the fsm's wake).
+    /// The wait is over: the first attempt (begin()) or the next one (retry()).
     void links_waited_for();
+    /// The next attempt, once woken and its links allow it (the fsm's wake).
+    void retry();
     /// Ends the sleep between attempts: the next attempt, or the end when shut down.
     void wake();
     void act(const acquire_action& action);

@@ -127,7 +127,7 @@ public:
     /// Handoff: the waiters of each key and the subscriptions that wake them.
     release_watch& releases() noexcept { return *releases_; }
 
-    /// Acquires waiting for connections before their first attempt.
+    /// Acquires waiting for connections before an attempt.
     link_watchers& link_waiters() noexcept { return link_waiters_; }
     /// How many links are ready, and how many are connecting (link_readiness).
     std::pair<std::size_t, std::size_t> links_ready_and_connecting() const noexcept;

@@ -5,7 +5,7 @@
 
 namespace redlock::detail {
 
-/// An operation waiting for connections (an acquire before its first attempt).
+/// An operation waiting for connections (an acquire before an attempt).
 class link_watcher {
 public:
     /// Some link's readiness may have changed.

@@ -428,6 +428,23 @@ TEST(acquire_fsm, no_attempt_starts_after_the_wait_budget) {
     EXPECT_EQ(attempts, 2u) << "19 ms, then 19 ms more would start past 30 ms";
 }
 
+// Found by review: an acquire that woke and then waited for its connections could start
+// an attempt at or past the end of its wait budget.
+TEST(acquire_fsm, a_wake_past_the_wait_budget_ends_with_the_last_failure) {
+    harness h;
+    h.options.retry.max_attempts = 0;
+    h.options.retry.wait_budget = 1s;
+    auto fsm = h.make();
+    fsm.start(h.now);
+    const auto sleep = lose_to_another_holder(fsm, 1, h.now);
+    ASSERT_EQ(sleep.what, kind::sleep);
+    h.now += 1s; // the wake came, then the wait for links took the rest of the budget
+    const auto a = fsm.on_wake(h.now);
+    ASSERT_EQ(a.what, kind::done);
+    EXPECT_EQ(a.error, errc::contention);
+    EXPECT_EQ(fsm.attempt(), 1u);
+}
+
 TEST(acquire_fsm, cancel_while_attempting_cleans_up_then_reports_cancelled) {
     harness h;
     auto fsm = h.make();
