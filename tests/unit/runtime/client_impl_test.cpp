@@ -931,6 +931,8 @@ TEST(link_gate, does_not_wait_when_no_quorum_can_come_of_the_connections_on_thei
         "k", options, [&](boost::system::error_code ec, redlock::acquire_result) { outcome = ec; });
     c.run_ready();
     EXPECT_TRUE(c.link(2).has_sent()) << "waiting could not bring a quorum: the attempt goes";
+    c.settle();
+    ASSERT_TRUE(outcome) << "completed before `outcome` goes out of scope";
 }
 
 TEST(link_gate, a_cancelled_wait_ends_at_once_and_sends_nothing) {
