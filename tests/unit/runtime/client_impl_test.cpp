@@ -311,6 +311,14 @@ public:
         link(node).read_server();
         settle();
     }
+    /// Node 0 restarts and its INFO is read (the ceiling reads go out); node 1 answers, node
+    /// 2's read stays on its way; then 1.5 s pass, past a 1 s maximum.
+    void restart_with_node_two_read_on_its_way() {
+        restart(0);
+        link(0).read_server();
+        link(1).answer_all();
+        now_ += 1500ms;
+    }
     /// Runs and answers whatever the client sends until it sends nothing more.
     void settle() { answer(); }
     /// Nodes 1 and 2 up for an hour, answering a read of their TTL ceiling with `ceiling` (the
@@ -482,10 +490,7 @@ TEST(quarantine, an_absurd_ceiling_neither_ends_the_quarantine_nor_makes_it_endl
 TEST(quarantine, past_the_maximum_waits_for_the_ceiling_reads_on_their_way) {
     scripted_client c(with_fleet_max(1s));
     c.readers_answer({"1000000", "40", "1001000"});
-    c.restart(0);
-    c.link(0).read_server();
-    c.link(1).answer_all(); // node 2's read stays on its way
-    c.now_ += 1500ms;
+    c.restart_with_node_two_read_on_its_way();
     const auto left = c.quarantine_left(0);
     ASSERT_TRUE(left) << "node 2 may yet tell of a longer lock";
     EXPECT_NE(c.impl_quarantine_basis(0).find("TTL ceilings read since the restart"),
@@ -503,10 +508,7 @@ TEST(quarantine, a_first_read_still_on_its_way_counts_though_the_second_fails) {
     scripted_client c(with_fleet_max(1s));
     c.readers_answer({"1000000", "40", "1001000"});
     c.link(2).ceiling_ = {"1000000", "4000", "1008000"};
-    c.restart(0);
-    c.link(0).read_server();
-    c.link(1).answer_all(); // node 2's first read stays on its way
-    c.now_ += 1500ms;
+    c.restart_with_node_two_read_on_its_way();
     EXPECT_EQ(c.quarantine_left(0), 1ms);
     c.link(1).answer_all();
     c.link(2).fail_newest();
