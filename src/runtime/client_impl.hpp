@@ -10,7 +10,7 @@
 #include "runtime/link_watchers.hpp"
 #include "runtime/release_watch.hpp"
 #include "runtime/renewal_timers.hpp"
-#include "runtime/time_source.hpp"
+#include "core/time_source.hpp"
 #include "transport/ceiling_link.hpp"
 #include "transport/node_link.hpp"
 

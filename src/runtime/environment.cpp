@@ -1,8 +1,9 @@
 #include "runtime/environment.hpp"
 
-#include "runtime/asio_time_source.hpp"
 #include "runtime/token.hpp"
+#include "transport/asio_time_source.hpp"
 #include "transport/node_connection.hpp"
+#include "transport/socket_connector.hpp"
 #include "transport/subscriber_connection.hpp"
 #include "transport/tls_context.hpp"
 
@@ -32,17 +33,21 @@ environment environment::production() {
     };
     env.make_link = [context_for](const boost::asio::any_io_executor& strand, node_address address,
                                   const client_config& config) -> std::unique_ptr<node_link> {
-        auto context = context_for(address, config);
+        auto connector = std::make_unique<socket_connector>(strand, address, config,
+                                                            context_for(address, config));
         return std::make_unique<node_connection>(strand, std::move(address), config,
-                                                 std::move(context));
+                                                 std::make_unique<asio_time_source>(strand),
+                                                 std::move(connector));
     };
     env.make_subscriber =
         [context_for](const boost::asio::any_io_executor& strand, node_address address,
                       const client_config& config, std::size_t node,
                       subscription_events& events) -> std::unique_ptr<subscription_link> {
-        auto context = context_for(address, config);
+        auto connector = std::make_unique<socket_connector>(strand, address, config,
+                                                            context_for(address, config));
         return std::make_unique<subscriber_connection>(strand, std::move(address), config,
-                                                       std::move(context), node, events);
+                                                       std::make_unique<asio_time_source>(strand),
+                                                       std::move(connector), node, events);
     };
     auto tokens = std::make_shared<token_source>();
     env.jitter_seed = std::hash<std::string>{}(tokens->next());

@@ -1,7 +1,7 @@
 #ifndef REDLOCK_SRC_RUNTIME_ENVIRONMENT_HPP
 #define REDLOCK_SRC_RUNTIME_ENVIRONMENT_HPP
 
-#include "runtime/time_source.hpp"
+#include "core/time_source.hpp"
 #include "transport/node_link.hpp"
 #include "transport/subscription_link.hpp"
 

@@ -2,7 +2,7 @@
 #define REDLOCK_SRC_RUNTIME_RENEWAL_TIMERS_HPP
 
 #include "core/validity.hpp"
-#include "runtime/time_source.hpp"
+#include "core/time_source.hpp"
 
 #include <map>
 #include <memory>

@@ -4,7 +4,6 @@
 #include "transport/scripts.hpp"
 #include "transport/server_info.hpp"
 #include "transport/server_text.hpp"
-#include "transport/tls_context.hpp"
 
 #include "redlock/error.hpp"
 
@@ -29,7 +28,6 @@ constexpr std::uint64_t handshake_info = 3;
 constexpr std::uint64_t handshake_script_load = 4;
 constexpr std::uint64_t handshake_clock_mark = 5;
 constexpr std::uint64_t handshake_clock_mark_eval = 6;
-constexpr const char* tls_step = "TLS handshake";
 
 std::string format(std::initializer_list<std::string_view> args) {
     return wire_bytes(args.begin(), args.size());
@@ -44,38 +42,30 @@ std::string describe(const error_code& ec) {
 } // namespace
 
 node_connection::node_connection(asio::any_io_executor strand, node_address address,
-                                 const client_config& config,
-                                 std::shared_ptr<asio::ssl::context> tls)
+                                 const client_config& config, std::unique_ptr<time_source> time,
+                                 std::unique_ptr<stream_connector> connector,
+                                 subscriber_hooks hooks)
     : strand_(std::move(strand))
     , address_(std::move(address))
     , config_(config)
-    , tls_(std::move(tls))
-    , display_(address_.redacted())
+    , time_(std::move(time))
+    , connector_(std::move(connector))
+    , display_(address_.redacted() + (hooks.push ? " (subscriber)" : ""))
     , secrets_(configured_secrets(config_, address_.password))
-    , connect_timer_(strand_)
-    , backoff_timer_(strand_)
-    , patience_timer_(strand_)
-    , drain_timer_(strand_)
-    , refresh_timer_(strand_)
-    , resolver_(strand_) {}
-
-node_connection::node_connection(asio::any_io_executor strand, node_address address,
-                                 const client_config& config,
-                                 std::shared_ptr<asio::ssl::context> tls, subscriber_hooks hooks)
-    : node_connection(std::move(strand), std::move(address), config, std::move(tls)) {
-    subscriber_ = std::move(hooks);
-    display_ += " (subscriber)";
-}
+    , subscriber_(std::move(hooks))
+    , connect_alarm_(time_->make_alarm())
+    , backoff_alarm_(time_->make_alarm())
+    , patience_alarm_(time_->make_alarm())
+    , drain_alarm_(time_->make_alarm())
+    , refresh_alarm_(time_->make_alarm()) {}
 
 node_connection::~node_connection() {
     // The operations are being torn down with the client: drop them without callbacks.
     alive_.reset();
-    if (abort_connect_) {
-        abort_connect_();
-    }
+    connector_->abort();
     if (wire_) {
         wire_->current = false;
-        wire_->stream.close();
+        wire_->stream->close();
     }
 }
 
@@ -137,14 +127,14 @@ void node_connection::issue(std::string bytes, const std::shared_ptr<reply_targe
     // coalesces small writes (Nagle), 40 ms and more.
     const bool quiet =
         target && wire_->replies.idle() && wire_->queued.empty() && !wire_->write_in_flight;
-    wire_->replies.expect({target, tag, std::chrono::steady_clock::now()});
+    wire_->replies.expect({target, tag, time_->now()});
     if (quiet) {
         // An operation's command with nothing awaited here: no other command is likely to
         // join it soon, so it leaves now rather than one scheduler step later (a tenth of
         // an uncontended acquire or release). A connection with replies awaited is busy,
         // and batches.
         error_code ec;
-        const auto written = wire_->stream.write_now(asio::buffer(bytes), ec);
+        const auto written = wire_->stream->write_now(asio::buffer(bytes), ec);
         if (!ec && written == bytes.size()) {
             watch_patience();
             return;
@@ -193,7 +183,7 @@ void node_connection::flush(const std::shared_ptr<wire>& w) {
     }
     w->writing = std::exchange(w->queued, {});
     w->write_in_flight = true;
-    w->stream.async_write(asio::buffer(w->writing), [this, w](const error_code& ec, std::size_t) {
+    w->stream->async_write(asio::buffer(w->writing), [this, w](const error_code& ec, std::size_t) {
         w->write_in_flight = false;
         if (!w->current) {
             return;
@@ -219,7 +209,7 @@ void node_connection::write_failed(const std::shared_ptr<wire>& w, const error_c
 }
 
 void node_connection::read(const std::shared_ptr<wire>& w) {
-    w->stream.async_read_some(
+    w->stream->async_read_some(
         asio::buffer(w->read_buffer), [this, w](const error_code& ec, std::size_t length) {
             if (!w->current) {
                 return;
@@ -256,165 +246,38 @@ void node_connection::connect() {
     state_ = state::connecting;
     connecting_ = true;
     const auto attempt = connect_attempts_;
-    connect_timer_.expires_after(config_.connect_timeout);
-    // A wait that already expired is queued with success, and may run after this object
-    // is gone even though the destructor cancelled the timer: `alive` comes first.
-    connect_timer_.async_wait(
-        [this, attempt, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
-            if (ec || alive.expired() || !attempt_is_current(attempt)) {
-                return;
-            }
-            drop_connection(connect_step_ + " timed out after " +
-                            std::to_string(config_.connect_timeout.count()) + " ms" +
-                            (connect_step_ == tls_step ? " (is it a TLS port?)" : ""));
-        });
-    if (address_.kind == node_address::transport::unix_socket) {
-        connect_unix();
-        return;
-    }
-    error_code not_numeric;
-    const auto numeric = asio::ip::make_address(address_.host, not_numeric);
-    if (not_numeric) {
-        resolve();
-        return;
-    }
-    connect_tcp({numeric, address_.port});
+    connect_alarm_->arm(time_->now() + config_.connect_timeout, [this, attempt] {
+        if (!attempt_is_current(attempt)) {
+            return;
+        }
+        const auto hint = connector_->hint();
+        drop_connection(std::string(connector_->step()) + " timed out after " +
+                        std::to_string(config_.connect_timeout.count()) + " ms" +
+                        (hint.empty() ? "" : " (" + std::string(hint) + ")"));
+    });
+    connector_->open([this, attempt](std::unique_ptr<byte_stream> stream, std::string why) {
+        if (!attempt_is_current(attempt)) {
+            return;
+        }
+        if (!stream) {
+            drop_connection(why);
+            return;
+        }
+        connected(std::move(stream));
+    });
 }
 
 bool node_connection::attempt_is_current(std::uint64_t attempt) const noexcept {
     return attempt == connect_attempts_ && connecting_;
 }
 
-void node_connection::resolve() {
-    connect_step_ = "resolving " + address_.host;
-    const auto attempt = connect_attempts_;
-    abort_connect_ = [this] { resolver_.cancel(); };
-    resolver_.async_resolve(
-        address_.host, std::to_string(address_.port),
-        [this, alive = std::weak_ptr<const bool>(alive_),
-         attempt](const error_code& ec, const asio::ip::tcp::resolver::results_type& results) {
-            // getaddrinfo cannot be interrupted: this may come after the deadline, or after
-            // this object is gone, and still report success.
-            if (alive.expired() || !attempt_is_current(attempt)) {
-                return;
-            }
-            if (ec || results.empty()) {
-                drop_connection("cannot resolve " + address_.host + ": " +
-                                (ec ? ec.message() : std::string("no address")));
-                return;
-            }
-            // The first IPv4 address, else the first one.
-            auto chosen = results.begin()->endpoint();
-            for (const auto& entry : results) {
-                if (entry.endpoint().address().is_v4()) {
-                    chosen = entry.endpoint();
-                    break;
-                }
-            }
-            connect_tcp(chosen);
-        });
-}
-
-void node_connection::connect_tcp(const asio::ip::tcp::endpoint& endpoint) {
-    auto socket = std::make_shared<byte_stream::tcp_socket>(strand_);
-    error_code ec;
-    open_close_on_exec(*socket, endpoint.protocol(), ec);
-    if (!ec) {
-        socket->set_option(asio::ip::tcp::no_delay(true), ec);
-    }
-    if (!ec) {
-        socket->set_option(asio::socket_base::keep_alive(true), ec);
-    }
-    if (ec) {
-        drop_connection("cannot open a socket: " + ec.message());
-        return;
-    }
-    connect_socket(socket, endpoint, [this](byte_stream::tcp_socket connected_socket) {
-        if (address_.tls) {
-            start_tls(std::move(connected_socket));
-        } else {
-            connected(byte_stream(std::move(connected_socket)));
-        }
-    });
-}
-
-void node_connection::connect_unix() {
-    auto socket = std::make_shared<byte_stream::unix_socket>(strand_);
-    error_code ec;
-    open_close_on_exec(*socket, asio::local::stream_protocol(), ec);
-    if (ec) {
-        drop_connection("cannot open a socket: " + ec.message());
-        return;
-    }
-    connect_socket(socket, asio::local::stream_protocol::endpoint(address_.path),
-                   [this](byte_stream::unix_socket connected_socket) {
-                       connected(byte_stream(std::move(connected_socket)));
-                   });
-}
-
-template <typename Socket, typename Next>
-void node_connection::connect_socket(const std::shared_ptr<Socket>& socket,
-                                     const typename Socket::endpoint_type& endpoint, Next next) {
-    abort_connect_ = [socket] {
-        error_code ignored;
-        socket->close(ignored);
-    };
-    connect_step_ = "connect";
-    const auto attempt = connect_attempts_;
-    socket->async_connect(
-        endpoint, [this, socket, attempt, next = std::move(next),
-                   alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) mutable {
-            if (alive.expired() || !attempt_is_current(attempt)) {
-                return;
-            }
-            if (ec) {
-                drop_connection("cannot connect: " + ec.message());
-                return;
-            }
-            next(std::move(*socket));
-        });
-}
-
-void node_connection::start_tls(byte_stream::tcp_socket socket) {
-    error_code ec;
-    auto session = std::make_shared<tls_stream>(std::move(socket), tls_->native_handle(), ec);
-    if (ec) {
-        drop_connection("cannot start a TLS session: " + ec.message());
-        return;
-    }
-    std::string why;
-    if (!prepare_tls_session(session->native_handle(), config_.tls, address_.host, why)) {
-        drop_connection(why);
-        return;
-    }
-    if (config_.tls.dangerously_skip_verification) {
-        log(log_level::warning, "TLS certificate NOT verified (dangerously_skip_verification): "
-                                "anyone on the path can impersonate this node");
-    }
-    abort_connect_ = [session] { session->close(); };
-    connect_step_ = tls_step;
-    const auto attempt = connect_attempts_;
-    session->async_handshake(
-        [this, session, attempt, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
-            if (alive.expired() || !attempt_is_current(attempt)) {
-                return;
-            }
-            if (ec) {
-                drop_connection(tls_failure_reason(session->native_handle(), ec));
-                return;
-            }
-            connected(byte_stream(std::move(*session)));
-        });
-}
-
-void node_connection::connected(byte_stream stream) {
-    abort_connect_ = nullptr;
-    connect_timer_.cancel();
+void node_connection::connected(std::unique_ptr<byte_stream> stream) {
+    connect_alarm_->cancel();
     connecting_ = false;
     if (state_ != state::shut_down) { // else it connected to drain what was held back
         state_ = state::connected;
     }
-    connected_at_ = std::chrono::steady_clock::now();
+    connected_at_ = time_->now();
     server_read_here_ = false;
     wire_ = std::make_shared<wire>(std::move(stream), config_.max_reply_size, secrets_);
     if (subscriber_.push) {
@@ -461,17 +324,16 @@ void node_connection::watch_patience() {
         return;
     }
     patience_watched_ = true;
-    patience_timer_.expires_at(wire_->replies.oldest().sent_at + patience_);
-    patience_timer_.async_wait([this, w = wire_](const error_code& ec) {
-        if (ec || !w->current) {
-            return; // patience_watched_ was reset by whoever cancelled or dropped
+    patience_alarm_->arm(wire_->replies.oldest().sent_at + patience_, [this, w = wire_] {
+        if (!w->current) {
+            return; // patience_watched_ was reset by whoever dropped it
         }
         patience_watched_ = false;
         if (w->replies.idle()) {
             return;
         }
         const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::steady_clock::now() - w->replies.oldest().sent_at);
+            time_->now() - w->replies.oldest().sent_at);
         if (waited >= patience_) {
             drop_connection("no reply for " + std::to_string(waited.count()) + " ms (" +
                             std::to_string(w->replies.waiting()) +
@@ -485,7 +347,7 @@ void node_connection::watch_patience() {
 void node_connection::expect_replies_within(std::chrono::milliseconds patience) {
     patience_ = patience;
     if (patience_watched_) {
-        patience_timer_.cancel();
+        patience_alarm_->cancel();
         patience_watched_ = false;
         watch_patience();
     }
@@ -579,7 +441,7 @@ void node_connection::on_server_info(const redisReply* reply) {
     }
     info_refused_.clear();
     const auto info = parse_server_info({reply->str, reply->len});
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = time_->now();
     // Whole seconds, rounded down: the restart is placed no earlier than it happened, and
     // no later than it was first placed for this server.
     if (info.run_id != run_id_) {
@@ -645,9 +507,9 @@ std::string node_connection::clock_mark_command(bool as_eval) const {
                          args.keep_ms});
 }
 
-void node_connection::on_clock_mark(const redisReply* reply,
-                                    std::chrono::steady_clock::time_point sent_at, bool as_eval) {
-    const auto received = std::chrono::steady_clock::now();
+void node_connection::on_clock_mark(const redisReply* reply, clock::time_point sent_at,
+                                    bool as_eval) {
+    const auto received = time_->now();
     if (!as_eval && reply->type == REDIS_REPLY_ERROR &&
         std::string_view(reply->str, reply->len).starts_with("NOSCRIPT")) {
         // The script cache was flushed (or SCRIPT LOAD refused): once more as EVAL, which
@@ -726,36 +588,31 @@ void node_connection::schedule_refresh() {
     }
     // One INFO at a time: the next is scheduled by this one's reply, so a slow node never
     // piles them up, and a broken connection (wire no longer current) asks nothing.
-    refresh_timer_.expires_after(interval);
-    refresh_timer_.async_wait(
-        [this, w = wire_, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
-            if (ec || alive.expired() || !w->current || state_ != state::connected) {
-                return;
-            }
+    refresh_alarm_->arm(time_->now() + interval, [this, w = wire_] {
+        if (w->current && state_ == state::connected) {
             queue_node_reads();
-        });
+        }
+    });
 }
 
 void node_connection::drop_connection(const std::string& why) {
-    dropped_at_ = std::chrono::steady_clock::now();
+    dropped_at_ = time_->now();
     ++generation_;
     const bool was_connected = state_ == state::connected;
     const errc error = state_ == state::shut_down ? errc::cancelled : errc::connection_failed;
-    if (abort_connect_) {
-        std::exchange(abort_connect_, nullptr)();
-    }
+    connector_->abort();
     connecting_ = false;
-    connect_timer_.cancel();
-    patience_timer_.cancel();
-    drain_timer_.cancel();
-    refresh_timer_.cancel();
+    connect_alarm_->cancel();
+    patience_alarm_->cancel();
+    drain_alarm_->cancel();
+    refresh_alarm_->cancel();
     patience_watched_ = false;
     handshake_outstanding_ = 0;
     commands_awaited_ = 0;
     if (wire_) {
         auto w = std::exchange(wire_, nullptr);
         w->current = false;
-        w->stream.close();
+        w->stream->close();
         for (auto& sent : w->replies.take_waiting()) {
             if (sent.target) {
                 fail_later(sent.target, sent.tag, error, why);
@@ -780,8 +637,7 @@ void node_connection::drop_connection(const std::string& why) {
     // A connection that broke soon after it was made (a failed AUTH, a node answering
     // garbage or nothing) counts as another failure, so the delays keep growing; one that
     // served for a while starts the count afresh.
-    if (was_connected &&
-        std::chrono::steady_clock::now() - connected_at_ >= config_.reconnect_delay_max) {
+    if (was_connected && time_->now() - connected_at_ >= config_.reconnect_delay_max) {
         consecutive_failures_ = 0;
     }
     ++consecutive_failures_;
@@ -803,13 +659,11 @@ void node_connection::drop_connection(const std::string& why) {
                        }
                    });
     }
-    backoff_timer_.expires_after(delay);
-    backoff_timer_.async_wait(
-        [this, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
-            if (!ec && !alive.expired() && state_ == state::backing_off) {
-                state_ = state::idle;
-            }
-        });
+    backoff_alarm_->arm(time_->now() + delay, [this] {
+        if (state_ == state::backing_off) {
+            state_ = state::idle;
+        }
+    });
 }
 
 link_readiness node_connection::readiness() const noexcept {
@@ -843,24 +697,19 @@ void node_connection::shutdown(std::chrono::milliseconds drain) {
     const bool unanswered = commands_awaited_ > 0 || !held_back_.empty();
     const bool reachable = state_ == state::connected || state_ == state::connecting;
     state_ = state::shut_down;
-    backoff_timer_.cancel();
-    refresh_timer_.cancel();
+    backoff_alarm_->cancel();
+    refresh_alarm_->cancel();
     last_error_ = "client shut down";
     if (unanswered && reachable && drain.count() > 0) {
         // They still go out (once connected and logged in, for those held back) and are
         // answered, bounded by `drain`; the connection closes once they are.
-        patience_timer_.cancel();
+        patience_alarm_->cancel();
         patience_watched_ = false;
-        drain_timer_.expires_after(drain);
-        drain_timer_.async_wait(
-            [this, alive = std::weak_ptr<const bool>(alive_)](const error_code& ec) {
-                if (ec || alive.expired()) {
-                    return;
-                }
-                drop_connection("client shut down; " +
-                                std::to_string(commands_awaited_ + held_back_.size()) +
-                                " commands unanswered");
-            });
+        drain_alarm_->arm(time_->now() + drain, [this] {
+            drop_connection("client shut down; " +
+                            std::to_string(commands_awaited_ + held_back_.size()) +
+                            " commands unanswered");
+        });
         return;
     }
     drop_connection(last_error_);

@@ -3,18 +3,17 @@
 
 #include "core/clock_mark.hpp"
 #include "core/clock_watch.hpp"
+#include "core/time_source.hpp"
 #include "transport/byte_stream.hpp"
 #include "transport/node_link.hpp"
 #include "transport/reply_pipeline.hpp"
+#include "transport/stream_connector.hpp"
 
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
 #include "redlock/node_address.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <array>
 #include <cstdint>
@@ -27,8 +26,10 @@
 
 namespace redlock::detail {
 
-/// One Redis master: a single connection, (re)connected on demand (host names resolved in
-/// the background, then TCP, a unix socket, or TLS), logged in with AUTH and SELECT, on which
+/// One Redis master: a single connection, (re)connected on demand through its
+/// stream_connector (socket_connector: the host name resolved in the background, then TCP,
+/// a unix socket, or TLS; the simulation's network in the simulation), logged in with AUTH
+/// and SELECT, on which
 /// every command of every operation is pipelined in send order. That order is what makes a
 /// cleanup safe: Redis runs one connection's commands in sequence, so a compare-and-delete
 /// can never overtake the SET it cleans up.
@@ -42,9 +43,6 @@ namespace redlock::detail {
 /// operation stopped caring. Lives on (and must only be used from) a strand.
 class node_connection final : public node_link {
 public:
-    /// `tls` is needed (non-null) when the address is `rediss://`.
-    node_connection(boost::asio::any_io_executor strand, node_address address,
-                    const client_config& config, std::shared_ptr<boost::asio::ssl::context> tls);
     /// A subscriber connection: the same connect, TLS and AUTH/SELECT handshake, but no INFO
     /// or SCRIPT LOAD (a subscribed connection serves neither, and needs neither); `push`
     /// sees every reply first and takes the pushed messages, `dropped` runs (posted) when a
@@ -53,9 +51,12 @@ public:
         reply_pipeline::push_fn push;
         std::function<void()> dropped;
     };
+    /// `time` (the clock and timers, on `strand`) and `connector` (how streams to the node
+    /// are opened) are the seams: steady_clock and real sockets in production, simulated
+    /// ones in the deterministic simulation. Hooks make a subscriber connection.
     node_connection(boost::asio::any_io_executor strand, node_address address,
-                    const client_config& config, std::shared_ptr<boost::asio::ssl::context> tls,
-                    subscriber_hooks hooks);
+                    const client_config& config, std::unique_ptr<time_source> time,
+                    std::unique_ptr<stream_connector> connector, subscriber_hooks hooks = {});
     ~node_connection() override;
     node_connection(const node_connection&) = delete;
     node_connection& operator=(const node_connection&) = delete;
@@ -102,10 +103,11 @@ private:
     /// without touching the connection, that the socket they served was dropped (or the
     /// connection destroyed) meanwhile.
     struct wire {
-        wire(byte_stream s, std::size_t max_reply_size, std::vector<std::string> secrets)
+        wire(std::unique_ptr<byte_stream> s, std::size_t max_reply_size,
+             std::vector<std::string> secrets)
             : stream(std::move(s))
             , replies(max_reply_size, std::move(secrets)) {}
-        byte_stream stream;
+        std::unique_ptr<byte_stream> stream;
         reply_pipeline replies;
         /// The error text of the latest reply while every reply on this connection was an
         /// error, else empty: a server that refuses a client says why and closes (`-DENIED
@@ -124,15 +126,7 @@ private:
     };
 
     void connect();
-    void resolve();
-    void connect_tcp(const boost::asio::ip::tcp::endpoint& endpoint);
-    void connect_unix();
-    /// Connects `socket` (opened) within the connect attempt, then hands it to `next`.
-    template <typename Socket, typename Next>
-    void connect_socket(const std::shared_ptr<Socket>& socket,
-                        const typename Socket::endpoint_type& endpoint, Next next);
-    void start_tls(byte_stream::tcp_socket socket);
-    void connected(byte_stream stream);
+    void connected(std::unique_ptr<byte_stream> stream);
     /// False when the connect attempt `attempt` is over (timed out, shut down, superseded).
     bool attempt_is_current(std::uint64_t attempt) const noexcept;
 
@@ -151,8 +145,7 @@ private:
     void on_server_info(const redisReply* reply);
     /// A reply of lua/clock_mark.lua sent at `sent_at` (as EVAL when `as_eval`): a TIME
     /// sample for clock_watch_, and the step the node recorded for clock_mark_watch_.
-    void on_clock_mark(const redisReply* reply, std::chrono::steady_clock::time_point sent_at,
-                       bool as_eval);
+    void on_clock_mark(const redisReply* reply, clock::time_point sent_at, bool as_eval);
     /// lua/clock_mark.lua, by EVALSHA or (after NOSCRIPT) EVAL.
     std::string clock_mark_command(bool as_eval) const;
     /// INFO and the clock mark, as at connect: the refresh.
@@ -171,7 +164,8 @@ private:
     boost::asio::any_io_executor strand_;
     node_address address_;
     const client_config& config_;
-    std::shared_ptr<boost::asio::ssl::context> tls_;
+    std::unique_ptr<time_source> time_;
+    std::unique_ptr<stream_connector> connector_;
     std::string display_;
     // Cut from whatever this node says: see configured_secrets().
     std::vector<std::string> secrets_;
@@ -189,12 +183,9 @@ private:
     bool connecting_ = false;
     std::string last_error_;
     unsigned consecutive_failures_ = 0;
-    // Resolving, connecting and the TLS handshake share one deadline; each step of an
-    // earlier connect() recognises itself as stale by its attempt number.
+    // Resolving, connecting and the TLS handshake share one deadline; an earlier connect()
+    // recognises itself as stale by its attempt number.
     std::uint64_t connect_attempts_ = 0;
-    // Closes the socket of the connect step under way, so that a timeout, a shutdown or
-    // the destructor ends it now rather than when the kernel gives up.
-    std::function<void()> abort_connect_;
     /// node_link::on_server_read.
     std::function<void()> server_read_;
     /// node_link::on_readiness_changed.
@@ -203,9 +194,7 @@ private:
     bool server_read_here_ = false;
     /// The earliest start INFO's uptime placed for the server of run_id_ (uptime_start).
     std::optional<clock::time_point> uptime_start_;
-    // What the connect attempt is doing, for the timeout's message.
-    std::string connect_step_;
-    std::chrono::steady_clock::time_point connected_at_;
+    clock::time_point connected_at_;
     std::chrono::milliseconds patience_{1000};
     bool patience_watched_ = false;
     std::string run_id_;
@@ -213,20 +202,20 @@ private:
     std::uint64_t generation_ = 0;
     // Set while the latest INFO server was refused (an ACL user without +info), else empty.
     std::string info_refused_;
-    std::optional<std::chrono::steady_clock::time_point> started_at_;
+    std::optional<clock::time_point> started_at_;
     // Set while the node can evict keys (or does not say whether it can), else empty.
     std::string eviction_risk_;
     // evicted_keys of the last INFO of the current run_id: any change is keys forgotten.
     std::optional<std::uint64_t> evicted_keys_;
     // When keys were last seen forgotten (evicted_keys changed, or another run_id answered):
     // started_at_ is never earlier, whatever uptime later refreshes report.
-    std::optional<std::chrono::steady_clock::time_point> forgot_at_;
+    std::optional<clock::time_point> forgot_at_;
     // When another run_id last answered, placed at the break of the connection before the
     // one that found it: restart_seen_at().
-    std::optional<std::chrono::steady_clock::time_point> restart_seen_at_;
+    std::optional<clock::time_point> restart_seen_at_;
     // When a connection (or an attempt to make one) was last dropped: every command sent
     // after it goes to the next connection, or fails unsent.
-    std::optional<std::chrono::steady_clock::time_point> dropped_at_;
+    std::optional<clock::time_point> dropped_at_;
     // The node's TIME against the steady clock, at connect and on every refresh.
     clock_watch clock_watch_;
     // The backward steps lua/clock_mark.lua recorded on the node, read with that TIME.
@@ -238,15 +227,13 @@ private:
     // Set while the latest clock mark was refused (an ACL user without +time, +evalsha or
     // the key pattern of quarantine_options::node_key_prefix), else empty.
     std::string time_refused_;
-    // Handlers of resolves, connects and handshakes check this first: they may complete
-    // after this object is gone.
+    // Posted handlers check this first: they may run after this object is gone.
     std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);
-    boost::asio::steady_timer connect_timer_;
-    boost::asio::steady_timer backoff_timer_;
-    boost::asio::steady_timer patience_timer_;
-    boost::asio::steady_timer drain_timer_;
-    boost::asio::steady_timer refresh_timer_;
-    boost::asio::ip::tcp::resolver resolver_;
+    std::unique_ptr<alarm> connect_alarm_;
+    std::unique_ptr<alarm> backoff_alarm_;
+    std::unique_ptr<alarm> patience_alarm_;
+    std::unique_ptr<alarm> drain_alarm_;
+    std::unique_ptr<alarm> refresh_alarm_;
 };
 
 } // namespace redlock::detail

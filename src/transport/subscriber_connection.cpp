@@ -50,7 +50,8 @@ private:
 
 subscriber_connection::subscriber_connection(boost::asio::any_io_executor strand,
                                              node_address address, const client_config& config,
-                                             std::shared_ptr<boost::asio::ssl::context> tls,
+                                             std::unique_ptr<time_source> time,
+                                             std::unique_ptr<stream_connector> connector,
                                              std::size_t node, subscription_events& events)
     : strand_(strand)
     , node_(node)
@@ -59,8 +60,9 @@ subscriber_connection::subscriber_connection(boost::asio::any_io_executor strand
     node_connection::subscriber_hooks hooks;
     hooks.push = [this](const redisReply& r) { return on_push(r); };
     hooks.dropped = [this] { events_->on_subscriptions_lost(node_); };
-    connection_ = std::make_unique<node_connection>(std::move(strand), std::move(address), config,
-                                                    std::move(tls), std::move(hooks));
+    connection_ =
+        std::make_unique<node_connection>(std::move(strand), std::move(address), config,
+                                          std::move(time), std::move(connector), std::move(hooks));
 }
 
 subscriber_connection::~subscriber_connection() {

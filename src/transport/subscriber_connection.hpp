@@ -16,9 +16,10 @@ namespace redlock::detail {
 /// the command connection.
 class subscriber_connection final : public subscription_link {
 public:
+    /// `time` and `connector` as for node_connection.
     subscriber_connection(boost::asio::any_io_executor strand, node_address address,
-                          const client_config& config,
-                          std::shared_ptr<boost::asio::ssl::context> tls, std::size_t node,
+                          const client_config& config, std::unique_ptr<time_source> time,
+                          std::unique_ptr<stream_connector> connector, std::size_t node,
                           subscription_events& events);
     ~subscriber_connection() override;
 

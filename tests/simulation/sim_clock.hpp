@@ -3,7 +3,7 @@
 
 #include "sim_world.hpp"
 
-#include "runtime/time_source.hpp"
+#include "core/time_source.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 

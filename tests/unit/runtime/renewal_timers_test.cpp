@@ -1,7 +1,7 @@
 // The one timer a client's watchdogs share: order, cancellation, and who holds whom.
 #include "runtime/renewal_timers.hpp"
 
-#include "runtime/asio_time_source.hpp"
+#include "transport/asio_time_source.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>

@@ -2,8 +2,10 @@
 // connection is written inside send(); what the socket does not take, and what follows,
 // keeps the send order; a dead peer fails each command once, never inside send().
 #include "support/resp_command.hpp"
+#include "transport/asio_time_source.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/scripts.hpp"
+#include "transport/socket_connector.hpp"
 
 #include <redlock/node_address.hpp>
 
@@ -165,7 +167,10 @@ struct settled_connection {
 
     explicit settled_connection(bool unix_socket)
         : node(unix_socket)
-        , conn(io.get_executor(), parse(node.address()), config, nullptr) {
+        , conn(io.get_executor(), parse(node.address()), config,
+               std::make_unique<asio_time_source>(io.get_executor()),
+               std::make_unique<socket_connector>(io.get_executor(), parse(node.address()), config,
+                                                  nullptr)) {
         t->in_send = &in_send;
         connect_and_settle(io, conn, node, t, in_send);
     }

@@ -1,9 +1,10 @@
-#include "transport/byte_stream.hpp"
+#include "transport/socket_stream.hpp"
 
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/connect_pair.hpp>
+#include <boost/asio/read.hpp>
 
 #include <string>
 
@@ -11,7 +12,7 @@ namespace redlock::detail {
 namespace {
 
 namespace asio = boost::asio;
-using unix_socket = byte_stream::unix_socket;
+using unix_socket = socket_stream::unix_socket;
 
 struct pair_of_sockets {
     asio::io_context io;
@@ -24,9 +25,9 @@ struct pair_of_sockets {
     }
 };
 
-TEST(byte_stream, write_now_writes_what_the_socket_takes_and_never_waits) {
+TEST(socket_stream, write_now_writes_what_the_socket_takes_and_never_waits) {
     pair_of_sockets p;
-    byte_stream stream(std::move(p.ours));
+    socket_stream stream(std::move(p.ours));
     const std::string big(1 << 20, 'x');
     boost::system::error_code ec;
     const auto first = stream.write_now(asio::buffer(big), ec);
@@ -42,9 +43,9 @@ TEST(byte_stream, write_now_writes_what_the_socket_takes_and_never_waits) {
     EXPECT_EQ(received, big.substr(0, first));
 }
 
-TEST(byte_stream, write_now_reports_a_closed_peer_as_an_error_without_a_signal) {
+TEST(socket_stream, write_now_reports_a_closed_peer_as_an_error_without_a_signal) {
     pair_of_sockets p;
-    byte_stream stream(std::move(p.ours));
+    socket_stream stream(std::move(p.ours));
     p.theirs.close();
     boost::system::error_code ec;
     EXPECT_EQ(stream.write_now(asio::buffer(std::string("PING\r\n")), ec), 0u);

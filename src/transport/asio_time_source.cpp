@@ -1,4 +1,4 @@
-#include "runtime/asio_time_source.hpp"
+#include "transport/asio_time_source.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 

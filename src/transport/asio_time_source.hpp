@@ -1,7 +1,7 @@
-#ifndef REDLOCK_SRC_RUNTIME_ASIO_TIME_SOURCE_HPP
-#define REDLOCK_SRC_RUNTIME_ASIO_TIME_SOURCE_HPP
+#ifndef REDLOCK_SRC_TRANSPORT_ASIO_TIME_SOURCE_HPP
+#define REDLOCK_SRC_TRANSPORT_ASIO_TIME_SOURCE_HPP
 
-#include "runtime/time_source.hpp"
+#include "core/time_source.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 

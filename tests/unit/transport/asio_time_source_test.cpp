@@ -1,5 +1,5 @@
 // The production alarm: a wake-up of an earlier arming never reaches the new one.
-#include "runtime/asio_time_source.hpp"
+#include "transport/asio_time_source.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>

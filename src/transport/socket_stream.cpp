@@ -1,11 +1,30 @@
-#include "transport/byte_stream.hpp"
+#include "transport/socket_stream.hpp"
+
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 
 #include <sys/socket.h>
 #include <unistd.h>
 
 namespace redlock::detail {
 
-void byte_stream::close() noexcept {
+void socket_stream::async_write(boost::asio::const_buffer buffer, io_handler handler) {
+    std::visit(
+        [&](auto& s) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(s)>, tls_socket>) {
+                s.async_write(buffer, std::move(handler));
+            } else {
+                boost::asio::async_write(s, buffer, std::move(handler));
+            }
+        },
+        socket_);
+}
+
+void socket_stream::async_read_some(boost::asio::mutable_buffer buffer, io_handler handler) {
+    std::visit([&](auto& s) { s.async_read_some(buffer, std::move(handler)); }, socket_);
+}
+
+void socket_stream::close() noexcept {
     boost::system::error_code ignored;
     std::visit(
         [&](auto& s) {
@@ -18,8 +37,8 @@ void byte_stream::close() noexcept {
         socket_);
 }
 
-std::size_t byte_stream::write_now(boost::asio::const_buffer buffer,
-                                   boost::system::error_code& ec) {
+std::size_t socket_stream::write_now(boost::asio::const_buffer buffer,
+                                     boost::system::error_code& ec) {
     ec = {};
     return std::visit(
         [&](auto& s) -> std::size_t {
@@ -57,9 +76,9 @@ void open_close_on_exec(Socket& socket, const typename Socket::protocol_type& pr
     }
 }
 
-template void open_close_on_exec(byte_stream::tcp_socket&, const boost::asio::ip::tcp&,
+template void open_close_on_exec(socket_stream::tcp_socket&, const boost::asio::ip::tcp&,
                                  boost::system::error_code&);
-template void open_close_on_exec(byte_stream::unix_socket&,
+template void open_close_on_exec(socket_stream::unix_socket&,
                                  const boost::asio::local::stream_protocol&,
                                  boost::system::error_code&);
 

@@ -1,0 +1,37 @@
+#ifndef REDLOCK_SRC_TRANSPORT_STREAM_CONNECTOR_HPP
+#define REDLOCK_SRC_TRANSPORT_STREAM_CONNECTOR_HPP
+
+#include "transport/byte_stream.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+/// Opens byte streams to one node: the other half of the seam under node_connection. Real
+/// sockets in production (socket_connector: resolve, TCP or unix, TLS), the simulated
+/// network in the deterministic simulation. The connect timeout is node_connection's.
+class stream_connector {
+public:
+    /// With a connected stream, or with none and the reason, for the log and the votes.
+    using opened_fn = std::function<void(std::unique_ptr<byte_stream> stream, std::string why)>;
+
+    virtual ~stream_connector() = default;
+
+    /// Starts opening a stream. `opened` runs once, on the strand (also from inside this call
+    /// when the attempt fails at once), unless abort() or the destructor runs first. One
+    /// attempt at a time.
+    virtual void open(opened_fn opened) = 0;
+    /// Ends the attempt under way now (its socket closed): its `opened` never runs.
+    virtual void abort() noexcept = 0;
+    /// What the attempt under way is doing ("connect", "TLS handshake"...), for a timeout's
+    /// message; `hint` anything that may explain a timeout there.
+    virtual std::string_view step() const noexcept = 0;
+    virtual std::string_view hint() const noexcept = 0;
+};
+
+} // namespace redlock::detail
+
+#endif
