@@ -317,8 +317,16 @@ void node_connection::queue_handshake() {
     // mark, so that NOSCRIPT (and the resend it calls for) only follows a SCRIPT FLUSH.
     // Nothing waits for these: a refusal (ACL without +script) only leaves the EVAL
     // fallback to do the work.
-    for (const auto* s : preloaded_scripts) {
-        queue_step(format({"SCRIPT", "LOAD", s->text}), handshake_script_load);
+    // Formatted once for the process: kilobytes of text that never change.
+    static const auto script_loads = [] {
+        std::vector<std::string> loads;
+        for (const auto* s : preloaded_scripts) {
+            loads.push_back(format({"SCRIPT", "LOAD", s->text}));
+        }
+        return loads;
+    }();
+    for (const auto& load : script_loads) {
+        queue_step(load, handshake_script_load);
     }
     // For the restart quarantine, to recognise two addresses of one server by run_id (sent
     // with the quarantine off too, for that), and for the eviction veto. Its reply precedes

@@ -2,7 +2,7 @@
 #define REDLOCK_TESTS_SIMULATION_SCENARIO_HPP
 
 #include "sim_clock.hpp"
-#include "sim_link.hpp"
+#include "sim_network.hpp"
 #include "sim_node.hpp"
 #include "sim_world.hpp"
 

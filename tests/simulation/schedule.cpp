@@ -1,5 +1,6 @@
 #include "schedule.hpp"
 
+#include "observed_link.hpp"
 #include "sim_clock.hpp"
 #include "sim_subscriber.hpp"
 
@@ -7,6 +8,7 @@
 #include "redlock/fencing.hpp"
 #include "runtime/client_impl.hpp"
 #include "runtime/environment.hpp"
+#include "transport/node_connection.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 
@@ -93,8 +95,8 @@ schedule::schedule(std::uint64_t seed, bool tracing)
     const int clients = static_cast<int>(sc_.ops.size());
     w_.add_clients(clients);
     clients_.resize(static_cast<std::size_t>(clients));
-    links_.assign(static_cast<std::size_t>(clients),
-                  std::vector<std::weak_ptr<link_core>>(nodes_.size()));
+    paths_.assign(static_cast<std::size_t>(clients),
+                  std::vector<std::shared_ptr<sim_path>>(nodes_.size()));
     for (int c = 0; c < clients; ++c) {
         h_.set_clock(c, sc_.client_clocks[static_cast<std::size_t>(c)]);
         make_client(c);
@@ -118,14 +120,17 @@ void schedule::make_client(int c) {
                      clock](const asio::any_io_executor& strand, node_address address,
                             const client_config& config) -> std::unique_ptr<detail::node_link> {
         const auto n = static_cast<std::size_t>(address.port - 10000);
-        auto link = std::make_unique<sim_link>(w_, h_, *nodes_[n], c, clock, strand,
-                                               std::move(address), config, sc_.net);
+        auto path = std::make_shared<sim_path>(w_, h_, *nodes_[n], c, clock, sc_.net);
         // A second address of one server (sc_.duplicate): faults aimed at the node act on
-        // the link of its first address.
-        if (links_[static_cast<std::size_t>(c)][n].expired()) {
-            links_[static_cast<std::size_t>(c)][n] = link->core();
+        // the path of its first address.
+        auto& first = paths_[static_cast<std::size_t>(c)][n];
+        if (!first) {
+            first = path;
         }
-        return link;
+        auto connection = std::make_unique<detail::node_connection>(
+            strand, std::move(address), config,
+            std::make_unique<sim_time_source>(w_, c, clock, strand), path->connector(strand));
+        return std::make_unique<observed_link>(std::move(connection), std::move(path), w_, h_);
     };
     env.next_token = [this] {
         char text[40];
@@ -202,19 +207,17 @@ void schedule::schedule_fault(const fault& f) {
         return;
     case fault::kind::partition:
         w_.at(f.at, -1, [this, f] {
-            if (auto core =
-                    links_[static_cast<std::size_t>(f.client)][static_cast<std::size_t>(f.node)]
-                        .lock()) {
-                partition(*core, w_.now() + f.duration, f.break_now);
+            if (const auto& path =
+                    paths_[static_cast<std::size_t>(f.client)][static_cast<std::size_t>(f.node)]) {
+                path->partition(w_.now() + f.duration, f.break_now);
             }
         });
         return;
     case fault::kind::cut:
         w_.at(f.at, -1, [this, f] {
-            if (auto core =
-                    links_[static_cast<std::size_t>(f.client)][static_cast<std::size_t>(f.node)]
-                        .lock()) {
-                cut(*core, "connection reset");
+            if (const auto& path =
+                    paths_[static_cast<std::size_t>(f.client)][static_cast<std::size_t>(f.node)]) {
+                path->cut("connection reset");
             }
         });
         return;

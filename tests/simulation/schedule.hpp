@@ -3,7 +3,7 @@
 
 #include "history.hpp"
 #include "scenario.hpp"
-#include "sim_link.hpp"
+#include "sim_network.hpp"
 #include "sim_node.hpp"
 #include "sim_subscriber.hpp"
 #include "sim_world.hpp"
@@ -101,7 +101,9 @@ private:
     notify_faults notify_;
     std::vector<std::unique_ptr<sim_node>> nodes_;
     std::vector<client_slot> clients_;
-    std::vector<std::vector<std::weak_ptr<link_core>>> links_;
+    /// Per client and node: the path of the node's first address, where faults aimed at the
+    /// node act (a second address of one server, sc_.duplicate, has a path of its own).
+    std::vector<std::vector<std::shared_ptr<sim_path>>> paths_;
     std::list<watch> watches_;
     std::uint64_t tokens_ = 0;
     bool stuck_ = false;

@@ -2,10 +2,12 @@
 // about Redis, the network or time finds nothing (or finds ghosts).
 #include "history.hpp"
 #include "sim_clock.hpp"
-#include "sim_link.hpp"
+#include "sim_network.hpp"
+
 #include "sim_lua.hpp"
 #include "sim_node.hpp"
 #include "sim_world.hpp"
+#include "transport/node_connection.hpp"
 
 #include "transport/commands.hpp"
 #include "transport/scripts.hpp"
@@ -157,7 +159,7 @@ struct recorder final : detail::reply_target {
     }
 };
 
-TEST(SimLink, RepliesInSendOrderAndACutFailsWhatIsPending) {
+TEST(SimNetwork, NodeConnectionRepliesInSendOrderAndACrashFailsWhatIsPending) {
     world w(7, false);
     w.add_clients(1);
     history h(w);
@@ -168,7 +170,11 @@ TEST(SimLink, RepliesInSendOrderAndACutFailsWhatIsPending) {
     net.tail_rate = 0.5; // reorder-prone latencies: FIFO must hold anyway
     auto strand = boost::asio::make_strand(w.io().get_executor());
     node_address address;
-    sim_link link(w, h, n, 0, drift_clock{}, strand, address, config, net);
+    address.host = "sim";
+    auto path = std::make_shared<sim_path>(w, h, n, 0, drift_clock{}, net);
+    detail::node_connection link(strand, address, config,
+                                 std::make_unique<sim_time_source>(w, 0, drift_clock{}, strand),
+                                 path->connector(strand));
     auto target = std::make_shared<recorder>();
     for (std::uint64_t i = 0; i < 20; ++i) {
         target->in_send = true;
@@ -181,7 +187,8 @@ TEST(SimLink, RepliesInSendOrderAndACutFailsWhatIsPending) {
         EXPECT_EQ(target->got[i], std::to_string(i) + ":OK");
     }
     EXPECT_TRUE(link.started_at().has_value());
-    // A crash breaks the connection: pending commands fail, none is lost.
+    EXPECT_EQ(link.readiness(), detail::link_readiness::ready);
+    // A crash resets the connection: pending commands fail, none is lost.
     target->got.clear();
     for (std::uint64_t i = 0; i < 5; ++i) {
         link.send(detail::set_nx_px("x", "t", "1000"), target, i);
@@ -196,6 +203,36 @@ TEST(SimLink, RepliesInSendOrderAndACutFailsWhatIsPending) {
     w.run(nullptr, w.now() + 10 * sec);
     ASSERT_EQ(target->got.size(), 1u);
     EXPECT_EQ(target->got[0], "9:" + make_error_code(errc::cancelled).message());
+}
+
+TEST(SimNetwork, AnIdleConnectionComesToRestAndItsNextCommandReadsTheNodeFirst) {
+    world w(11, false);
+    w.add_clients(1);
+    history h(w);
+    h.set_clock(0, drift_clock{});
+    sim_node n(w, 0, drift_clock{}, {});
+    client_config config;
+    auto strand = boost::asio::make_strand(w.io().get_executor());
+    node_address address;
+    address.host = "sim";
+    auto path = std::make_shared<sim_path>(w, h, n, 0, drift_clock{}, net_faults{});
+    detail::node_connection link(strand, address, config,
+                                 std::make_unique<sim_time_source>(w, 0, drift_clock{}, strand),
+                                 path->connector(strand));
+    int reads = 0;
+    link.on_server_read([&] { ++reads; });
+    auto target = std::make_shared<recorder>();
+    link.send(detail::set_nx_px("k", "t", "1000"), target, 1);
+    // With nothing more to send, the refresh stops after one more round: the world runs dry.
+    EXPECT_TRUE(w.run(nullptr, 600 * sec));
+    EXPECT_LT(w.now(), 10 * sec);
+    ASSERT_EQ(target->got.size(), 1u);
+    const int idle_reads = reads;
+    // The next command brings INFO and the clock mark ahead of itself.
+    link.send(detail::set_nx_px("k2", "t", "1000"), target, 2);
+    w.run(nullptr, w.now() + 10 * sec);
+    ASSERT_EQ(target->got.size(), 2u);
+    EXPECT_GT(reads, idle_reads);
 }
 
 } // namespace

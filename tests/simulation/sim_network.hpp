@@ -1,0 +1,106 @@
+#ifndef REDLOCK_TESTS_SIMULATION_SIM_NETWORK_HPP
+#define REDLOCK_TESTS_SIMULATION_SIM_NETWORK_HPP
+
+#include "sim_clock.hpp"
+#include "sim_node.hpp"
+#include "sim_world.hpp"
+
+#include "transport/stream_connector.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::sim {
+
+class history;
+struct sim_connection;
+
+/// The network between one client and its nodes.
+struct net_faults {
+    real_ns latency_min = 50 * us;
+    real_ns latency_mean = 300 * us;
+    /// Per message: a long-tail delay up to tail_max instead.
+    double tail_rate = 0.01;
+    real_ns tail_max = 30 * ms;
+    /// Per reply: the node ran the command but the reply never arrives; nothing more comes
+    /// out of that connection, and it is found broken (reset) a little later.
+    double lost_reply_rate = 0;
+};
+
+/// The path between one client and one node address: what node_connection's byte streams
+/// cross. Each direction of each connection is a FIFO byte stream delivered in arbitrary
+/// chunks after a latency with a long tail; connections are independent, so bytes of two
+/// connections may overtake each other. Connects take a round trip and are refused by a
+/// node that is down. A cut resets every connection on the path (the client reads
+/// ECONNRESET; bytes still on their way to the node may arrive, a prefix of them); a
+/// partition holds every byte (and connect) back until it ends, or also resets; a node
+/// crash resets every connection to it. The node end parses the client's RESP commands
+/// (a malformed one is a violation: node_connection formats them), runs each on the
+/// simulated node in arrival order, and sends the reply back as RESP bytes.
+///
+/// It also serves the checks: what the node runs is matched with when its client sent it
+/// (sent(), from observed_link), and each clock mark's reply, when the client reads it,
+/// is a time sample of that client.
+class sim_path : public std::enable_shared_from_this<sim_path> {
+public:
+    sim_path(world& w, history& h, sim_node& node, int client, drift_clock clock, net_faults net);
+    ~sim_path();
+    sim_path(const sim_path&) = delete;
+    sim_path& operator=(const sim_path&) = delete;
+
+    /// A connector that opens byte streams over this path, for a node_connection on `strand`.
+    std::unique_ptr<detail::stream_connector> connector(boost::asio::any_io_executor strand);
+
+    /// Fault injection. Resets every connection on the path now.
+    void cut(const char* why);
+    /// Until `until` nothing crosses (connects neither); with `break_now` the connections
+    /// are also reset at once, else they only stall.
+    void partition(real_ns until, bool break_now);
+
+    /// The link handed command `args` to its connection now (observed_link), for the
+    /// connection of `generation` (node_link::connection_generation()): when the node runs
+    /// it, it knows when it was sent.
+    void sent(std::shared_ptr<const std::vector<std::string>> args, std::uint64_t generation);
+    /// The link's connection_generation() as the link is called now (observed_link): a
+    /// connection opened meanwhile carries the commands of that generation.
+    std::uint64_t link_generation = 0;
+
+    sim_node& node() { return node_; }
+    int client() const { return client_; }
+
+private:
+    friend struct sim_connection;
+    class connector_impl;
+
+    real_ns latency();
+    /// When a message leaving now gets across, partitions included.
+    real_ns crossing();
+    /// When the command `args` that the node runs now from the connection of `generation`
+    /// was sent by the client; negative when unknown (the handshake's).
+    real_ns take_sent(const std::vector<std::string>& args, std::uint64_t generation);
+    void forget(sim_connection* c);
+
+    world& w_;
+    history& h_;
+    sim_node& node_;
+    int client_;
+    drift_clock clock_;
+    net_faults net_;
+    std::string who_;
+    real_ns partitioned_until_ = 0;
+    std::vector<std::weak_ptr<sim_connection>> connections_;
+    struct sent_command {
+        std::shared_ptr<const std::vector<std::string>> args;
+        real_ns at;
+        std::uint64_t generation;
+    };
+    std::deque<sent_command> sent_;
+};
+
+} // namespace redlock::sim
+
+#endif
