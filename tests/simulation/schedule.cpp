@@ -2,13 +2,13 @@
 
 #include "observed_link.hpp"
 #include "sim_clock.hpp"
-#include "sim_subscriber.hpp"
 
 #include "client/client_access.hpp"
 #include "redlock/fencing.hpp"
 #include "runtime/client_impl.hpp"
 #include "runtime/environment.hpp"
 #include "transport/node_connection.hpp"
+#include "transport/subscriber_connection.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 
@@ -120,13 +120,12 @@ void schedule::make_client(int c) {
                      clock](const asio::any_io_executor& strand, node_address address,
                             const client_config& config) -> std::unique_ptr<detail::node_link> {
         const auto n = static_cast<std::size_t>(address.port - 10000);
-        auto path = std::make_shared<sim_path>(w_, h_, *nodes_[n], c, clock, sc_.net);
-        // A second address of one server (sc_.duplicate): faults aimed at the node act on
-        // the path of its first address.
+        // A second address of one server (sc_.duplicate) gets a path of its own: faults
+        // aimed at the node act on the path of its first address.
         auto& first = paths_[static_cast<std::size_t>(c)][n];
-        if (!first) {
-            first = path;
-        }
+        auto path = first
+                        ? std::make_shared<sim_path>(w_, h_, *nodes_[n], c, clock, sc_.net, notify_)
+                        : path_to(c, n);
         auto connection = std::make_unique<detail::node_connection>(
             strand, std::move(address), config,
             std::make_unique<sim_time_source>(w_, c, clock, strand), path->connector(strand));
@@ -142,13 +141,16 @@ void schedule::make_client(int c) {
     env.jitter_seed = w_.rng()();
     if (!notify_.off) {
         env.make_subscriber =
-            [this,
-             c](const asio::any_io_executor& strand, node_address address, const client_config&,
-                std::size_t node,
+            [this, c, clock](
+                const asio::any_io_executor& strand, node_address address,
+                const client_config& config, std::size_t node,
                 detail::subscription_events& events) -> std::unique_ptr<detail::subscription_link> {
             const auto n = static_cast<std::size_t>(address.port - 10000);
-            return std::make_unique<sim_subscriber>(w_, *nodes_[n], c, node, strand, events,
-                                                    notify_, notify_rng_());
+            const auto& path = path_to(c, n);
+            return std::make_unique<detail::subscriber_connection>(
+                strand, std::move(address), config,
+                std::make_unique<sim_time_source>(w_, c, clock, strand), path->connector(strand),
+                node, events);
         };
     }
     env.observe_sleep = [this, c](const void* op, std::optional<detail::clock::time_point> bound) {
@@ -187,6 +189,16 @@ void schedule::make_client(int c) {
                                             std::move(env));
     clients_[static_cast<std::size_t>(c)].client = std::unique_ptr<redlock::client>(
         new redlock::client(detail::client_access::make(w_.io().get_executor(), impl)));
+}
+
+const std::shared_ptr<sim_path>& schedule::path_to(int c, std::size_t n) {
+    auto& path = paths_[static_cast<std::size_t>(c)][n];
+    if (!path) {
+        path = std::make_shared<sim_path>(w_, h_, *nodes_[n], c,
+                                          sc_.client_clocks[static_cast<std::size_t>(c)], sc_.net,
+                                          notify_);
+    }
+    return path;
 }
 
 void schedule::schedule_fault(const fault& f) {

@@ -5,7 +5,6 @@
 #include "scenario.hpp"
 #include "sim_network.hpp"
 #include "sim_node.hpp"
-#include "sim_subscriber.hpp"
 #include "sim_world.hpp"
 
 #include "redlock/client.hpp"
@@ -68,6 +67,8 @@ private:
     void make_client(int c);
     /// client::close(), then the history hears when the shutdown has run.
     void close_client(int c);
+    /// The path of client `c` to node `n`'s first address, made on first use.
+    const std::shared_ptr<sim_path>& path_to(int c, std::size_t n);
     /// A release of client `c` completed: closes it now if a close is due then.
     void released(int c);
     void schedule_fault(const fault& f);

@@ -13,7 +13,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <set>
 
 namespace redlock::sim {
 
@@ -165,6 +167,8 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
         std::function<void()> read;
     };
     std::deque<segment> inbound;
+    /// Channels this connection subscribed to on the node.
+    std::set<std::string> channels;
     bool read_pending = false;
     asio::mutable_buffer read_buffer;
     detail::byte_stream::io_handler read_handler;
@@ -229,6 +233,12 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
         if (incarnation != node().incarnation() || !node().up()) {
             return;
         }
+        if (args[0] == "SUBSCRIBE" || args[0] == "UNSUBSCRIBE") {
+            if (!closed && !reset) { // else the node end is closing: it subscribes no more
+                to_client(subscription(args), nullptr, end);
+            }
+            return;
+        }
         const real_ns sent_at = path->take_sent(args, generation);
         node().command_sent_at = sent_at;
         // Only a resend (EVAL after NOSCRIPT) is sent later than its round started: an
@@ -256,24 +266,31 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
                 };
             }
         }
+        if (!closed && !reset && !dead && w().chance(path->net_.lost_reply_rate)) {
+            SIM_TRACE(w(), path->who_, "reply will be lost");
+            dead = true;
+            w().at(end + path->latency() + w().uniform(5 * ms, 200 * ms), -1,
+                   [weak = weak_from_this()] {
+                       if (auto self = weak.lock()) {
+                           self->break_off("reply lost, connection found dead");
+                       }
+                   });
+            return;
+        }
+        to_client(std::move(resp), std::move(on_read), end);
+    }
+
+    /// Bytes that leave the node at `leaves` for the client: after the latency (and any
+    /// partition), in order with everything else on the connection, in one to three chunks,
+    /// the last one carrying what its reading means.
+    void to_client(std::string resp, std::function<void()> on_read, real_ns leaves) {
         if (closed || reset || dead) {
             return; // ran, but nobody hears of it
         }
-        real_ns deliver_at = std::max(end + path->latency(), last_delivery + 1);
+        real_ns deliver_at = std::max(leaves + path->latency(), last_delivery + 1);
         if (path->partitioned_until_ > w().now()) {
             deliver_at = std::max(deliver_at, path->partitioned_until_ + path->latency());
         }
-        if (w().chance(path->net_.lost_reply_rate)) {
-            SIM_TRACE(w(), path->who_, "reply will be lost");
-            dead = true;
-            w().at(deliver_at + w().uniform(5 * ms, 200 * ms), -1, [weak = weak_from_this()] {
-                if (auto self = weak.lock()) {
-                    self->break_off("reply lost, connection found dead");
-                }
-            });
-            return;
-        }
-        // In one to three chunks, the last one carrying what its reading means.
         std::size_t at = 0;
         while (at < resp.size()) {
             std::size_t size = resp.size() - at;
@@ -294,6 +311,61 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
                    });
             deliver_at += w().uniform(0, 20 * us);
         }
+    }
+
+    /// SUBSCRIBE or UNSUBSCRIBE of channels on this connection, as Redis 7.0 answers them
+    /// over RESP2: one confirmation per channel with the connection's count after it.
+    std::string subscription(const std::vector<std::string>& args) {
+        const bool subscribing = args[0] == "SUBSCRIBE";
+        if (subscribing && args.size() < 2) {
+            return "-ERR wrong number of arguments for 'subscribe' command\r\n";
+        }
+        std::string out;
+        const auto confirm = [&](const char* what, const std::string& channel) {
+            out += "*3\r\n$" + std::to_string(std::strlen(what)) + "\r\n" + what + "\r\n$" +
+                   std::to_string(channel.size()) + "\r\n" + channel +
+                   "\r\n:" + std::to_string(channels.size()) + "\r\n";
+        };
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            const auto& channel = args[i];
+            SIM_TRACE(w(), path->who_, args[0] + " " + channel);
+            if (subscribing) {
+                channels.insert(channel);
+                node().subscribe(
+                    channel, id,
+                    [weak = weak_from_this()](const std::string& ch, const std::string& payload) {
+                        if (auto self = weak.lock()) {
+                            self->published(ch, payload);
+                        }
+                    });
+                if (w().chance(path->notify_.cut_rate)) {
+                    w().at(w().now() + w().uniform(0, path->notify_.cut_within), -1,
+                           [weak = weak_from_this()] {
+                               if (auto self = weak.lock()) {
+                                   self->break_off("subscriber connection cut");
+                               }
+                           });
+                }
+                confirm("subscribe", channel);
+            } else {
+                channels.erase(channel);
+                node().unsubscribe(channel, id);
+                confirm("unsubscribe", channel);
+            }
+        }
+        return out;
+    }
+
+    /// A message published on the node to a channel this connection subscribed to.
+    void published(const std::string& channel, const std::string& payload) {
+        if (w().chance(path->notify_.lost_rate)) {
+            SIM_TRACE(w(), path->who_, "notification lost: " + channel);
+            return;
+        }
+        SIM_TRACE(w(), path->who_, "message on " + channel);
+        to_client("*3\r\n$7\r\nmessage\r\n$" + std::to_string(channel.size()) + "\r\n" + channel +
+                      "\r\n$" + std::to_string(payload.size()) + "\r\n" + payload + "\r\n",
+                  nullptr, w().now());
     }
 
     void deliver(segment s) {
@@ -341,6 +413,8 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
         node_end_gone_after =
             last_arrival > now && w().chance(0.5) ? w().uniform(now, last_arrival) : now;
         node().on_crash.erase(id);
+        node().unsubscribe_all(id);
+        channels.clear();
     }
 
     /// A reset (a cut, a crash, a dead connection found out): the client reads ECONNRESET.
@@ -499,13 +573,14 @@ private:
 };
 
 sim_path::sim_path(world& w, history& h, sim_node& node, int client, drift_clock clock,
-                   net_faults net)
+                   net_faults net, notify_faults notify)
     : w_(w)
     , h_(h)
     , node_(node)
     , client_(client)
     , clock_(clock)
     , net_(net)
+    , notify_(notify)
     , who_("c" + std::to_string(client) + "->n" + std::to_string(node.id())) {}
 
 sim_path::~sim_path() = default;

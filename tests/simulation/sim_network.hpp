@@ -31,6 +31,17 @@ struct net_faults {
     double lost_reply_rate = 0;
 };
 
+/// How release notifications fare in one schedule (subscriber connections).
+struct notify_faults {
+    /// No subscriber connections at all: every waiter sleeps its backoff out.
+    bool off = false;
+    /// Per message and subscriber: lost (as if the PUBLISH was refused by an ACL).
+    double lost_rate = 0;
+    /// Per SUBSCRIBE: its connection is reset at a random moment within cut_within.
+    double cut_rate = 0;
+    real_ns cut_within = 200 * ms;
+};
+
 /// The path between one client and one node address: what node_connection's byte streams
 /// cross. Each direction of each connection is a FIFO byte stream delivered in arbitrary
 /// chunks after a latency with a long tail; connections are independent, so bytes of two
@@ -40,14 +51,18 @@ struct net_faults {
 /// partition holds every byte (and connect) back until it ends, or also resets; a node
 /// crash resets every connection to it. The node end parses the client's RESP commands
 /// (a malformed one is a violation: node_connection formats them), runs each on the
-/// simulated node in arrival order, and sends the reply back as RESP bytes.
+/// simulated node in arrival order, and sends the reply back as RESP bytes. SUBSCRIBE and
+/// UNSUBSCRIBE are served there too (RESP2 confirmations; every message published on the
+/// node while subscribed is pushed on that connection, in order with its replies), for the
+/// clients' subscriber_connection.
 ///
 /// It also serves the checks: what the node runs is matched with when its client sent it
 /// (sent(), from observed_link), and each clock mark's reply, when the client reads it,
 /// is a time sample of that client.
 class sim_path : public std::enable_shared_from_this<sim_path> {
 public:
-    sim_path(world& w, history& h, sim_node& node, int client, drift_clock clock, net_faults net);
+    sim_path(world& w, history& h, sim_node& node, int client, drift_clock clock, net_faults net,
+             notify_faults notify = {});
     ~sim_path();
     sim_path(const sim_path&) = delete;
     sim_path& operator=(const sim_path&) = delete;
@@ -90,6 +105,7 @@ private:
     int client_;
     drift_clock clock_;
     net_faults net_;
+    notify_faults notify_;
     std::string who_;
     real_ns partitioned_until_ = 0;
     std::vector<std::weak_ptr<sim_connection>> connections_;
