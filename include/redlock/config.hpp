@@ -80,10 +80,7 @@ struct eviction_options {
     /// Besides at every connect, each connected node's INFO server, memory and stats is read
     /// again this often (one command in the same queue as the lock commands, about 3 KiB of
     /// reply), so that a policy changed or an eviction made since is seen within this time.
-    /// A connection that carried no command since the last read is not read on a timer: its
-    /// next command brings the read, right ahead of itself, so an idle client costs its nodes
-    /// nothing and its first vote after a pause is weighed with fresh INFO. Zero reads it at
-    /// connect only.
+    /// Zero reads it at connect only.
     std::chrono::milliseconds refresh_interval{1000};
 };
 

@@ -120,13 +120,6 @@ void node_connection::send(const command& cmd, const std::shared_ptr<reply_targe
 void node_connection::issue(std::string bytes, const std::shared_ptr<reply_target>& target,
                             std::uint64_t tag) {
     if (target) {
-        if (std::exchange(refresh_waits_for_use_, false)) {
-            // Idle since the last read of the node: read it again right ahead of this
-            // command, in the same write, so that its vote is weighed with what the node
-            // says now.
-            queue_node_reads();
-        }
-        used_since_refresh_ = true;
         ++commands_awaited_;
     }
     // The handshake's steps (no target) go together, in one write behind the connect: split,
@@ -286,7 +279,6 @@ void node_connection::connected(std::unique_ptr<byte_stream> stream) {
     }
     connected_at_ = time_->now();
     server_read_here_ = false;
-    refresh_waits_for_use_ = false;
     wire_ = std::make_shared<wire>(std::move(stream), config_.max_reply_size, secrets_);
     if (subscriber_.push) {
         wire_->replies.take_pushes(subscriber_.push);
@@ -505,7 +497,6 @@ void node_connection::on_server_info(const redisReply* reply) {
 }
 
 void node_connection::queue_node_reads() {
-    used_since_refresh_ = false;
     queue_step(wire_bytes(std::data(info_sections), std::size(info_sections)), handshake_info);
     // Right behind INFO in the same write, so it costs no round trip of its own: the clock
     // mark's TIME is a sample of the node's wall clock against the steady clock (sent_at to
@@ -606,17 +597,9 @@ void node_connection::schedule_refresh() {
     // One INFO at a time: the next is scheduled by this one's reply, so a slow node never
     // piles them up, and a broken connection (wire no longer current) asks nothing.
     refresh_alarm_->arm(time_->now() + interval, [this, w = wire_] {
-        if (!w->current || state_ != state::connected) {
-            return;
+        if (w->current && state_ == state::connected) {
+            queue_node_reads();
         }
-        // A connection that carried no command since the last read has no vote to weigh:
-        // the next command brings the read (issue), so an idle client costs its nodes
-        // nothing.
-        if (!used_since_refresh_) {
-            refresh_waits_for_use_ = true;
-            return;
-        }
-        queue_node_reads();
     });
 }
 

@@ -150,8 +150,7 @@ private:
     std::string clock_mark_command(bool as_eval) const;
     /// INFO and the clock mark, as at connect: the refresh.
     void queue_node_reads();
-    /// INFO again after client_config::eviction::refresh_interval, on this same wire only,
-    /// if a command was sent since the last read; else with the next command.
+    /// INFO again after client_config::eviction::refresh_interval, on this same wire only.
     void schedule_refresh();
     void let_go(std::shared_ptr<reply_target> target);
 
@@ -193,10 +192,6 @@ private:
     std::function<void()> readiness_changed_;
     // The server's INFO was read on the current connection (a subscriber reads none).
     bool server_read_here_ = false;
-    // An operation's command was issued since the node was last read (INFO, clock mark).
-    bool used_since_refresh_ = false;
-    // The refresh found the connection idle: the next command brings it.
-    bool refresh_waits_for_use_ = false;
     /// The earliest start INFO's uptime placed for the server of run_id_ (uptime_start).
     std::optional<clock::time_point> uptime_start_;
     clock::time_point connected_at_;

@@ -34,12 +34,6 @@ protected:
         return at == std::string::npos ? -1 : std::stoll(info.substr(at + 13));
     }
 
-    static long long info_calls(int node) {
-        const auto stats = inspector(node).run({"INFO", "commandstats"});
-        const auto at = stats.find("cmdstat_info:calls=");
-        return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 19));
-    }
-
     /// The first three nodes, everything else as users get it.
     static client_config three_nodes() {
         client_config c;
@@ -173,42 +167,6 @@ TEST_F(eviction_test, evictions_while_info_is_refused_are_seen_when_it_is_answer
     for (int node = 1; node <= 3; ++node) {
         inspector(node).run({"ACL", "DELUSER", "watcher"});
     }
-}
-
-// An idle connection is not read on the refresh timer (an idle client costs its nodes
-// nothing); its next command brings the read right ahead of itself, so an eviction made
-// while the client was idle is seen before that command's vote counts.
-TEST_F(eviction_test, an_idle_connection_is_read_again_by_its_next_command_not_by_the_timer) {
-    make_node_one_evict();
-    auto config = three_nodes();
-    config.eviction.accept_evicting_nodes = true;
-    config.eviction.refresh_interval = 50ms;
-    config.fleet_max_ttl = 1s;
-    blocking_client client(config);
-    std::error_code ec;
-    auto first = client.acquire("evict:idle:a", options(1s), ec);
-    ASSERT_FALSE(ec) << first.message;
-    client.release(first.lock, ec);
-    std::this_thread::sleep_for(200ms); // the refreshes of the last use are over
-
-    const auto before = info_calls(1);
-    std::this_thread::sleep_for(1s); // twenty refresh intervals, idle
-    // The inspector's own INFO commandstats is one call; a timer would have made twenty.
-    EXPECT_LE(info_calls(1) - before, 2) << "an idle connection was read on the timer";
-
-    fill_node_one_with_cache();
-    ASSERT_GT(evicted_keys(1), 0);
-    inspector(1).run({"FLUSHALL"}); // room again: nothing more is evicted
-    auto second = client.acquire("evict:idle:b", options(1s), ec);
-    // Node 1's reply may come after the quorum decided: then it is pending, never granted.
-    EXPECT_NE(second.votes[0].outcome, node_outcome::granted)
-        << "node 1's vote counted with the INFO of before the eviction";
-    if (!ec) {
-        client.release(second.lock, ec);
-    }
-    auto view = client.inspect("evict:idle:c", ec);
-    ASSERT_FALSE(ec);
-    EXPECT_TRUE(view.nodes[0].quarantined_for.has_value()) << "the eviction was not seen";
 }
 
 } // namespace
