@@ -81,12 +81,16 @@ void observed_link::send(const detail::command& cmd,
     const auto& verb = (*args)[0];
     if (verb == "EVALSHA" || verb == "EVAL") {
         inner_->send(
-            cmd,
-            std::make_shared<observed_reply>(target, h_, client, node, std::move(args), w_.now()),
-            tag);
-        return;
+            cmd, std::make_shared<observed_reply>(target, h_, client, node, args, w_.now()), tag);
+    } else {
+        inner_->send(cmd, target, tag);
     }
-    inner_->send(cmd, target, tag);
+    // Still unavailable (shut down, or backing off after a failed connect): the connection
+    // failed the command at once, and no connection will carry it. Its record would match
+    // a later identical command (a renewal, a resend) with this one's earlier time.
+    if (inner_->readiness() == detail::link_readiness::unavailable) {
+        path_->not_sent(args);
+    }
 }
 
 void observed_link::warm_up() {

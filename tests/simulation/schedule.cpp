@@ -390,10 +390,22 @@ schedule_result schedule::run() {
         h_.violation("(f) workload stuck",
                      "some client task never completed (a handler never ran)");
     }
-    // Quiescence: every fault over, every command landed or failed.
+    // Quiescence: every fault over, and what was in flight then landed or failed. A client's
+    // connections read their nodes every refresh_interval for as long as they are up, so the
+    // world never runs dry while a client lives: a second past the last fault (every
+    // node_timeout of the workloads is below 100 ms), each client is closed (close() drains
+    // what is still on its way), and then no event may be left.
+    real_ns faults_over = w_.now();
+    for (const auto& f : sc_.faults) {
+        faults_over = std::max(faults_over, f.at + f.duration);
+    }
+    w_.run(nullptr, faults_over + 1 * sec);
+    for (std::size_t c = 0; c < clients_.size(); ++c) {
+        close_client(static_cast<int>(c));
+    }
     if (!w_.run(nullptr, w_.now() + 600 * sec)) {
         stuck_ = true;
-        h_.violation("quiescence", "events still pending after 600 s");
+        h_.violation("quiescence", "events still pending 600 s after every client closed");
     }
     // (e): one largest TTL (and its drift) later, no lock key may remain.
     auto wait = std::chrono::nanoseconds(sc_.max_ttl).count() * 11 / 10 + 10 * ms;

@@ -539,20 +539,27 @@ public:
                  if (!attempt || !*attempt) {
                      return;
                  }
-                 auto opened = std::exchange(*attempt, nullptr);
+                 // Handed over on the strand, unless the attempt was aborted (or the
+                 // connector destroyed) before that: then nothing is said, as
+                 // stream_connector promises, and the stream, unclaimed, closes.
+                 auto stream = std::make_shared<std::unique_ptr<detail::byte_stream>>();
+                 std::string why;
                  if (!path->node_.up()) {
                      SIM_TRACE(path->w_, path->who_, "connection refused");
-                     asio::post(strand, [opened = std::move(opened)] {
-                         opened(nullptr, "cannot connect: Connection refused");
-                     });
-                     return;
+                     why = "cannot connect: Connection refused";
+                 } else {
+                     auto c = std::make_shared<sim_connection>(path, strand);
+                     c->watch_crashes();
+                     path->connections_.push_back(c);
+                     SIM_TRACE(path->w_, path->who_, "connected");
+                     *stream = std::make_unique<client_stream>(std::move(c));
                  }
-                 auto c = std::make_shared<sim_connection>(path, strand);
-                 c->watch_crashes();
-                 path->connections_.push_back(c);
-                 SIM_TRACE(path->w_, path->who_, "connected");
-                 asio::post(strand, [opened = std::move(opened), c = std::move(c)] {
-                     opened(std::make_unique<client_stream>(c), {});
+                 asio::post(strand, [weak, stream, why] {
+                     auto attempt = weak.lock();
+                     if (!attempt || !*attempt) {
+                         return;
+                     }
+                     std::exchange(*attempt, nullptr)(std::move(*stream), why);
                  });
              });
     }
@@ -630,6 +637,10 @@ void sim_path::sent(std::shared_ptr<const std::vector<std::string>> args,
         sent_.pop_front();
     }
     sent_.push_back({std::move(args), w_.now(), generation});
+}
+
+void sim_path::not_sent(const std::shared_ptr<const std::vector<std::string>>& args) {
+    std::erase_if(sent_, [&](const sent_command& c) { return c.args == args; });
 }
 
 real_ns sim_path::take_sent(const std::vector<std::string>& args, std::uint64_t generation) {

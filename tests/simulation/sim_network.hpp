@@ -80,6 +80,8 @@ public:
     /// connection of `generation` (node_link::connection_generation()): when the node runs
     /// it, it knows when it was sent.
     void sent(std::shared_ptr<const std::vector<std::string>> args, std::uint64_t generation);
+    /// The command of `args` recorded by sent() was failed at once, never to be written.
+    void not_sent(const std::shared_ptr<const std::vector<std::string>>& args);
     /// The link's connection_generation() as the link is called now (observed_link): a
     /// connection opened meanwhile carries the commands of that generation.
     std::uint64_t link_generation = 0;
