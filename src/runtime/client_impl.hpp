@@ -3,6 +3,7 @@
 
 #include "core/held_locks.hpp"
 #include "core/server_identities.hpp"
+#include "core/time_source.hpp"
 #include "core/validity.hpp"
 #include "runtime/ceiling_reads.hpp"
 #include "runtime/environment.hpp"
@@ -10,7 +11,6 @@
 #include "runtime/link_watchers.hpp"
 #include "runtime/release_watch.hpp"
 #include "runtime/renewal_timers.hpp"
-#include "core/time_source.hpp"
 #include "transport/ceiling_link.hpp"
 #include "transport/node_link.hpp"
 

@@ -1,8 +1,8 @@
 #ifndef REDLOCK_SRC_RUNTIME_RENEWAL_TIMERS_HPP
 #define REDLOCK_SRC_RUNTIME_RENEWAL_TIMERS_HPP
 
-#include "core/validity.hpp"
 #include "core/time_source.hpp"
+#include "core/validity.hpp"
 
 #include <map>
 #include <memory>
