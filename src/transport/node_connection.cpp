@@ -463,8 +463,12 @@ void node_connection::on_server_info(const redisReply* reply) {
         // later refreshes, which see the same run_id and a long uptime, must keep it there.
         started = now;
         forgot_at_ = now;
-        // Not now: the commands sent since the last break (held back for this connection,
-        // or sent on it before this reply) reached the new server too (restart_seen_at).
+        // Not now: the commands sent since the first break after the old run_id was last
+        // read (held back for this connection, sent on it before this reply, or on an
+        // earlier connection whose INFO never came) may have reached the new server too
+        // (restart_seen_at). Seed 20261206082025: a reconnect whose INFO reply was lost
+        // carried a grant to the new server; placed at that connection's break, the grant
+        // looked older than the restart, and a renewal wrote it back after a force release.
         restart_seen_at_ = dropped_at_.value_or(now);
         quarantine_cause_.clear();
         // Another server's clock: the TIME that follows this INFO starts afresh.
@@ -485,6 +489,7 @@ void node_connection::on_server_info(const redisReply* reply) {
     }
     started_at_ = started;
     run_id_ = info.run_id;
+    identified_since_drop_ = true;
     evicted_keys_ = info.evicted_keys;
     auto risk = detail::eviction_risk(info, secrets_);
     if (!risk.empty() && risk != eviction_risk_) {
@@ -604,7 +609,10 @@ void node_connection::schedule_refresh() {
 }
 
 void node_connection::drop_connection(const std::string& why) {
-    dropped_at_ = time_->now();
+    if (!dropped_at_ || identified_since_drop_) {
+        dropped_at_ = time_->now();
+    }
+    identified_since_drop_ = false;
     ++generation_;
     const bool was_connected = state_ == state::connected;
     const errc error = state_ == state::shut_down ? errc::cancelled : errc::connection_failed;

@@ -50,10 +50,11 @@ public:
     /// When the server was last (re)started, as far as the link could tell; empty until known.
     virtual std::optional<clock::time_point> started_at() const noexcept = 0;
     /// When the link last found another server behind the address (INFO's run_id changed on
-    /// a reconnect), placed at the break of the connection before the one that found it;
-    /// empty if it never did. A restart breaks every connection, so every command sent
-    /// after this moment reached that server (held back for the new connection, or sent on
-    /// it before its INFO was answered) or nothing, and none sent before it did. Unlike
+    /// a reconnect), placed at the first break of a connection after the old run_id was last
+    /// read; empty if it never did. A restart breaks every connection, so every command sent
+    /// before this moment reached the old server or nothing, and one sent after it may have
+    /// reached the new one (held back for the new connection, sent on it before its INFO was
+    /// answered, or on a connection in between whose INFO never came). Unlike
     /// started_at(), which a reconnect places from INFO's whole-second uptime (it may move
     /// earlier with no restart) and which an eviction moves too (an eviction does not say which
     /// keys went: a missing key there may as well have been deleted on purpose), this is
