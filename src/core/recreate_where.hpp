@@ -9,9 +9,9 @@
 namespace redlock::detail {
 
 /// Where a renewal with recreate_missing may write a missing key back: on the nodes whose
-/// link found another server behind the address (`restarted_at`: the first break of a
-/// connection after the old run_id was last read; a command sent after it may have reached
-/// the new server, none sent before it did) after the key was last
+/// link found another server behind the address (`restarted_at`: the break before the
+/// connection that found it, or before an earlier one that broke unidentified; a command
+/// sent after it may have reached the new server, none sent before it did) after the key was last
 /// confirmed there (`confirmed_at`: for the last round whose write or extend may have
 /// landed there, the later of its start and such a restart placed meanwhile;
 /// renewal_runner). A key missing on a node that did not restart since was deleted on

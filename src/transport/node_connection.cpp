@@ -279,6 +279,7 @@ void node_connection::connected(std::unique_ptr<byte_stream> stream) {
     }
     connected_at_ = time_->now();
     server_read_here_ = false;
+    identified_here_ = false;
     wire_ = std::make_shared<wire>(std::move(stream), config_.max_reply_size, secrets_);
     if (subscriber_.push) {
         wire_->replies.take_pushes(subscriber_.push);
@@ -463,11 +464,11 @@ void node_connection::on_server_info(const redisReply* reply) {
         // later refreshes, which see the same run_id and a long uptime, must keep it there.
         started = now;
         forgot_at_ = now;
-        // Not now: the commands sent since the first break after the old run_id was last
-        // read (held back for this connection, sent on it before this reply, or on an
-        // earlier connection whose INFO never came) may have reached the new server too
-        // (restart_seen_at). Seed 20261206082025: a reconnect whose INFO reply was lost
-        // carried a grant to the new server; placed at that connection's break, the grant
+        // Not now: the commands sent since the last break (held back for this connection,
+        // sent on it before this reply, or on an earlier connection that broke before its
+        // INFO came, which holds the placement at the break before it) may have reached the
+        // new server too (restart_seen_at). Seed 20261206082025: a reconnect whose INFO reply was
+        // lost carried a grant to the new server; placed at that connection's break, the grant
         // looked older than the restart, and a renewal wrote it back after a force release.
         restart_seen_at_ = dropped_at_.value_or(now);
         quarantine_cause_.clear();
@@ -489,7 +490,8 @@ void node_connection::on_server_info(const redisReply* reply) {
     }
     started_at_ = started;
     run_id_ = info.run_id;
-    identified_since_drop_ = true;
+    identified_here_ = true;
+    restart_placement_held_ = false;
     evicted_keys_ = info.evicted_keys;
     auto risk = detail::eviction_risk(info, secrets_);
     if (!risk.empty() && risk != eviction_risk_) {
@@ -609,10 +611,14 @@ void node_connection::schedule_refresh() {
 }
 
 void node_connection::drop_connection(const std::string& why) {
-    if (!dropped_at_ || identified_since_drop_) {
+    // A connection that was made but never read the server's run_id may have carried
+    // commands to a new server: the restart is placed no later than the break before it
+    // until a run_id is read again. A connect that failed carried nothing.
+    if (wire_ && !identified_here_ && !subscriber_.push) {
+        restart_placement_held_ = true;
+    } else if (!restart_placement_held_) {
         dropped_at_ = time_->now();
     }
-    identified_since_drop_ = false;
     ++generation_;
     const bool was_connected = state_ == state::connected;
     const errc error = state_ == state::shut_down ? errc::cancelled : errc::connection_failed;

@@ -192,8 +192,11 @@ private:
     std::function<void()> readiness_changed_;
     // The server's INFO was read on the current connection (a subscriber reads none).
     bool server_read_here_ = false;
-    // A run_id was read since dropped_at_ was placed: the next break places it again.
-    bool identified_since_drop_ = false;
+    // The server's run_id was read on the current connection.
+    bool identified_here_ = false;
+    // A connection broke before it read a run_id: dropped_at_ stays where it is until one
+    // is read again.
+    bool restart_placement_held_ = false;
     /// The earliest start INFO's uptime placed for the server of run_id_ (uptime_start).
     std::optional<clock::time_point> uptime_start_;
     clock::time_point connected_at_;
@@ -212,13 +215,13 @@ private:
     // When keys were last seen forgotten (evicted_keys changed, or another run_id answered):
     // started_at_ is never earlier, whatever uptime later refreshes report.
     std::optional<clock::time_point> forgot_at_;
-    // When another run_id last answered, placed at the first break after the old run_id was
-    // last read (dropped_at_): restart_seen_at().
+    // When another run_id last answered, placed at dropped_at_: restart_seen_at().
     std::optional<clock::time_point> restart_seen_at_;
-    // When the first connection (or attempt to make one) broke after the server's run_id was
-    // last read: every command sent after it may have reached another server. A later break
-    // of a connection that never read INFO moves it no later: that connection may already
-    // have been to a new server (its INFO reply lost, say), and what it carried with it.
+    // When a connection (or an attempt to make one) was last dropped, except that a
+    // connection made after it that broke before reading the server's run_id holds it
+    // there (restart_placement_held_): that connection may already have been to a new
+    // server (its INFO reply lost, say), with the commands it carried. Every command sent
+    // after it may have reached another server.
     std::optional<clock::time_point> dropped_at_;
     // The node's TIME against the steady clock, at connect and on every refresh.
     clock_watch clock_watch_;

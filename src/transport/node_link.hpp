@@ -50,8 +50,9 @@ public:
     /// When the server was last (re)started, as far as the link could tell; empty until known.
     virtual std::optional<clock::time_point> started_at() const noexcept = 0;
     /// When the link last found another server behind the address (INFO's run_id changed on
-    /// a reconnect), placed at the first break of a connection after the old run_id was last
-    /// read; empty if it never did. A restart breaks every connection, so every command sent
+    /// a reconnect), placed at the break of the connection before the one that found it,
+    /// or earlier, at the break before a connection that broke before reading the run_id;
+    /// empty if it never did. A restart breaks every connection, so every command sent
     /// before this moment reached the old server or nothing, and one sent after it may have
     /// reached the new one (held back for the new connection, sent on it before its INFO was
     /// answered, or on a connection in between whose INFO never came). Unlike
