@@ -85,7 +85,7 @@ private:
 
 ceiling_link::ceiling_link(std::unique_ptr<node_link> inner, std::string ceiling_key,
                            ceiling_terms terms, std::function<clock::time_point()> now)
-    : inner_(std::move(inner))
+    : forwarding_link(std::move(inner))
     , shared_(std::make_shared<shared>(std::move(ceiling_key), terms))
     , now_(std::move(now)) {}
 

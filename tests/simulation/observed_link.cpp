@@ -65,7 +65,7 @@ private:
 
 observed_link::observed_link(std::unique_ptr<detail::node_link> inner,
                              std::shared_ptr<sim_path> path, world& w, history& h)
-    : inner_(std::move(inner))
+    : forwarding_link(std::move(inner))
     , path_(std::move(path))
     , w_(w)
     , h_(h) {}

@@ -184,16 +184,21 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
         };
     }
 
-    /// The client writes `bytes` now: they cross in one to three chunks, in order.
+    /// How much of the `left` bytes crosses in the next chunk: all of them, or one time in
+    /// ten a part (the network splits as it likes).
+    std::size_t next_chunk(std::size_t left) {
+        if (left > 1 && w().chance(0.1)) {
+            return static_cast<std::size_t>(w().uniform(1, static_cast<std::int64_t>(left) - 1));
+        }
+        return left;
+    }
+
+    /// The client writes `bytes` now: they cross in one or more chunks, in order.
     void write(std::string_view bytes) {
         const real_ns written = w().now();
         std::size_t at = 0;
         while (at < bytes.size()) {
-            std::size_t size = bytes.size() - at;
-            if (size > 1 && w().chance(0.1)) {
-                size =
-                    static_cast<std::size_t>(w().uniform(1, static_cast<std::int64_t>(size) - 1));
-            }
+            const std::size_t size = next_chunk(bytes.size() - at);
             const real_ns arrive = std::max(path->crossing(), last_arrival + 1);
             last_arrival = arrive;
             w().at(arrive, -1,
@@ -281,7 +286,7 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
     }
 
     /// Bytes that leave the node at `leaves` for the client: after the latency (and any
-    /// partition), in order with everything else on the connection, in one to three chunks,
+    /// partition), in order with everything else on the connection, in one or more chunks,
     /// the last one carrying what its reading means.
     void to_client(std::string resp, std::function<void()> on_read, real_ns leaves) {
         if (closed || reset || dead) {
@@ -293,11 +298,7 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
         }
         std::size_t at = 0;
         while (at < resp.size()) {
-            std::size_t size = resp.size() - at;
-            if (size > 1 && w().chance(0.1)) {
-                size =
-                    static_cast<std::size_t>(w().uniform(1, static_cast<std::int64_t>(size) - 1));
-            }
+            const std::size_t size = next_chunk(resp.size() - at);
             deliver_at = std::max(deliver_at, last_delivery + 1);
             last_delivery = deliver_at;
             segment s{resp.substr(at, size), 0, nullptr};
