@@ -2,6 +2,7 @@
 
 #include "client/client_access.hpp"
 #include "redlock/watchdog.hpp"
+#include "support/manual_time.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,45 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 using redlock::detail::clock;
 
-/// Time that moves only when the test says; timers fire only when the test says
-/// (scripted_client::fire_due_timers(): most rounds here are decided by their replies), and
-/// hold their function until cancelled, as real ones do.
-struct manual_time final : redlock::detail::time_source {
-    struct idle_alarm final : redlock::detail::alarm {
-        explicit idle_alarm(std::vector<idle_alarm*>& all)
-            : all_(all) {
-            all_.push_back(this);
-        }
-        ~idle_alarm() override { all_.erase(std::find(all_.begin(), all_.end(), this)); }
-        idle_alarm(const idle_alarm&) = delete;
-        idle_alarm& operator=(const idle_alarm&) = delete;
-        void arm(clock::time_point at, std::function<void()> fn) override {
-            at_ = at;
-            fn_ = std::move(fn);
-        }
-        void cancel() override { const auto dropped = std::exchange(fn_, nullptr); }
-        std::vector<idle_alarm*>& all_;
-        clock::time_point at_{};
-        std::function<void()> fn_;
-    };
-    manual_time(clock::time_point& now, const bool& ticking, std::vector<idle_alarm*>& alarms)
-        : now_(now)
-        , ticking_(ticking)
-        , alarms_(alarms) {}
-    clock::time_point now() const override {
-        if (ticking_) {
-            now_ += std::chrono::nanoseconds(1);
-        }
-        return now_;
-    }
-    std::unique_ptr<redlock::detail::alarm> make_alarm() override {
-        return std::make_unique<idle_alarm>(alarms_);
-    }
-    clock::time_point& now_;
-    /// Every reading moves the clock on by 1 ns: two readings of one event differ.
-    const bool& ticking_;
-    std::vector<idle_alarm*>& alarms_;
-};
+using redlock::test::manual_time;
 
 /// A node that keeps what it is sent until the test answers: SET with OK and scripts with 1,
 /// or, when it refuses, with nil and 0.
@@ -341,15 +304,7 @@ public:
 
     /// Runs the function of every armed timer that is due now (each once).
     void fire_due_timers() {
-        std::vector<std::function<void()>> due;
-        for (auto* a : alarms_) {
-            if (a->fn_ && a->at_ <= now_) {
-                due.push_back(std::exchange(a->fn_, nullptr));
-            }
-        }
-        for (auto& fn : due) {
-            fn();
-        }
+        redlock::test::fire_due(alarms_, now_);
         run_ready();
     }
 

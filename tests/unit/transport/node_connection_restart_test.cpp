@@ -1,0 +1,327 @@
+// Where node_connection places a restart it learns of (restart_seen_at): at the first break
+// after the old server last answered with its run_id, because every command sent since may
+// have reached the new server. The renewal's write-back trusts that placement: a grant sent
+// after it is never written back. Driven by a manual clock and in-memory connections the test
+// opens, answers and breaks, so every placement is an exact time.
+#include "support/manual_time.hpp"
+#include "support/resp_command.hpp"
+#include "transport/node_connection.hpp"
+#include "transport/node_reply.hpp"
+
+#include <redlock/node_address.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+namespace {
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using error_code = boost::system::error_code;
+
+/// The two directions of one in-memory connection, as the test sees them.
+struct memory_wire {
+    std::string to_node;   ///< what the client wrote, not yet read by the test
+    std::string to_client; ///< what the test sent, not yet read by the client
+    bool broken = false;
+    byte_stream::io_handler pending_read;
+    asio::mutable_buffer read_into;
+};
+
+/// The client's end of a memory_wire. Handlers run posted, as a socket's do.
+class memory_stream final : public byte_stream {
+public:
+    memory_stream(asio::any_io_executor strand, std::shared_ptr<memory_wire> wire)
+        : strand_(std::move(strand))
+        , wire_(std::move(wire)) {}
+
+    void async_write(asio::const_buffer buffer, io_handler handler) override {
+        error_code ec;
+        const auto n = write_now(buffer, ec);
+        asio::post(strand_, [handler = std::move(handler), ec, n] { handler(ec, n); });
+    }
+    std::size_t write_now(asio::const_buffer buffer, error_code& ec) override {
+        if (wire_->broken) {
+            ec = asio::error::connection_reset;
+            return 0;
+        }
+        wire_->to_node.append(static_cast<const char*>(buffer.data()), buffer.size());
+        return buffer.size();
+    }
+    void async_read_some(asio::mutable_buffer buffer, io_handler handler) override {
+        wire_->pending_read = std::move(handler);
+        wire_->read_into = buffer;
+        deliver(strand_, *wire_);
+    }
+    void close() noexcept override {
+        wire_->broken = true;
+        if (auto h = std::exchange(wire_->pending_read, nullptr)) {
+            asio::post(strand_, [h] { h(asio::error::operation_aborted, 0); });
+        }
+    }
+
+    /// Hands what the test sent (or the break) to a read in flight.
+    static void deliver(const asio::any_io_executor& strand, memory_wire& w) {
+        if (!w.pending_read || (w.to_client.empty() && !w.broken)) {
+            return;
+        }
+        auto h = std::exchange(w.pending_read, nullptr);
+        if (w.to_client.empty()) {
+            asio::post(strand, [h] { h(asio::error::connection_reset, 0); });
+            return;
+        }
+        const auto n = std::min(w.to_client.size(), w.read_into.size());
+        std::memcpy(w.read_into.data(), w.to_client.data(), n);
+        w.to_client.erase(0, n);
+        asio::post(strand, [h, n] { h({}, n); });
+    }
+
+private:
+    asio::any_io_executor strand_;
+    std::shared_ptr<memory_wire> wire_;
+};
+
+/// The connect attempts of one node_connection, each accepted or refused by the test.
+struct switchboard {
+    stream_connector::opened_fn waiting;
+    std::vector<std::shared_ptr<memory_wire>> wires;
+};
+
+class memory_connector final : public stream_connector {
+public:
+    explicit memory_connector(std::shared_ptr<switchboard> board)
+        : board_(std::move(board)) {}
+    void open(opened_fn opened) override { board_->waiting = std::move(opened); }
+    void abort() noexcept override { board_->waiting = nullptr; }
+    std::string_view step() const noexcept override { return "connect"; }
+    std::string_view hint() const noexcept override { return {}; }
+
+private:
+    std::shared_ptr<switchboard> board_;
+};
+
+class discarding_target final : public reply_target {
+public:
+    void on_reply(std::uint64_t, const node_reply&) override {}
+};
+
+std::string bulk(const std::string& s) {
+    return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n";
+}
+
+/// One node_connection to a node played by the test, on a manual clock.
+class restart_placement : public ::testing::Test {
+protected:
+    restart_placement() {
+        node_address address;
+        std::string why;
+        EXPECT_FALSE(parse_node_address("127.0.0.1:6379", address, why)) << why;
+        link_ = std::make_unique<node_connection>(
+            strand_, address, config_, std::make_unique<test::manual_time>(now_, ticking_, alarms_),
+            std::make_unique<memory_connector>(board_));
+    }
+    ~restart_placement() override {
+        link_.reset();
+        io_.poll();
+    }
+
+    void run() {
+        io_.restart();
+        io_.poll();
+    }
+    void advance(clock::duration by) {
+        now_ += by;
+        test::fire_due(alarms_, now_);
+        run();
+    }
+    /// Past the reconnect delay, then a connect attempt that the node accepts.
+    memory_wire& reconnect() {
+        advance(config_.reconnect_delay_max);
+        link_->warm_up();
+        run();
+        EXPECT_TRUE(board_->waiting) << "no connect attempt";
+        auto wire = std::make_shared<memory_wire>();
+        board_->wires.push_back(wire);
+        std::exchange(board_->waiting, nullptr)(std::make_unique<memory_stream>(strand_, wire), "");
+        run();
+        return *wire;
+    }
+    /// A connect attempt that the node refuses.
+    void refused_connect() {
+        advance(config_.reconnect_delay_max);
+        link_->warm_up();
+        run();
+        ASSERT_TRUE(board_->waiting) << "no connect attempt";
+        std::exchange(board_->waiting, nullptr)(nullptr, "connection refused");
+        run();
+    }
+    /// Answers every whole command the client sent, as a server with `run_id` would.
+    void answer(memory_wire& w, const std::string& run_id) {
+        std::size_t used = 0;
+        std::vector<std::string> args;
+        while (test::parse_command(w.to_node, used, args) == test::parse_result::command) {
+            w.to_node.erase(0, used);
+            if (args[0] == "INFO") {
+                w.to_client += bulk("# Server\r\nrun_id:" + run_id +
+                                    "\r\nuptime_in_seconds:100\r\n# Memory\r\nmaxmemory:0\r\n"
+                                    "maxmemory_policy:noeviction\r\n# Stats\r\n"
+                                    "evicted_keys:0\r\n");
+            } else if (args[0] == "EVALSHA" || args[0] == "EVAL") {
+                // The clock mark: the node's wall clock keeps pace with the test's clock.
+                const auto us =
+                    std::chrono::duration_cast<std::chrono::microseconds>(now_.time_since_epoch())
+                        .count();
+                w.to_client += "*4\r\n" + bulk(std::to_string(1700000000 + us / 1000000)) +
+                               bulk(std::to_string(us % 1000000)) + bulk("0") + bulk("0");
+            } else {
+                w.to_client += "+OK\r\n";
+            }
+        }
+        memory_stream::deliver(strand_, w);
+        run();
+    }
+    /// The node closes the connection.
+    void reset(memory_wire& w) {
+        w.broken = true;
+        memory_stream::deliver(strand_, w);
+        run();
+    }
+    /// A lock command, as a grant would be sent.
+    void send_set() {
+        const std::string_view args[] = {"SET", "K", "token", "NX", "PX", "30000"};
+        command cmd;
+        cmd.args.assign(std::begin(args), std::end(args));
+        link_->send(cmd, target_, 1);
+        run();
+    }
+
+    asio::io_context io_;
+    asio::any_io_executor strand_ = asio::make_strand(io_.get_executor());
+    client_config config_;
+    clock::time_point now_{clock::duration(1h)};
+    bool ticking_ = false;
+    std::vector<test::manual_time::idle_alarm*> alarms_;
+    std::shared_ptr<switchboard> board_ = std::make_shared<switchboard>();
+    std::shared_ptr<discarding_target> target_ = std::make_shared<discarding_target>();
+    std::unique_ptr<node_connection> link_;
+};
+
+TEST_F(restart_placement, a_new_run_id_places_the_restart_at_the_break_after_the_old_one) {
+    auto& first = reconnect();
+    answer(first, "old");
+    ASSERT_EQ(link_->readiness(), link_readiness::ready);
+    ASSERT_EQ(link_->run_id(), "old");
+    EXPECT_FALSE(link_->restart_seen_at());
+
+    advance(2s);
+    const auto broke_at = now_;
+    reset(first);
+    ASSERT_EQ(link_->readiness(), link_readiness::unavailable);
+
+    auto& second = reconnect();
+    answer(second, "new");
+    EXPECT_EQ(link_->run_id(), "new");
+    ASSERT_TRUE(link_->restart_seen_at());
+    EXPECT_EQ(*link_->restart_seen_at(), broke_at);
+    EXPECT_EQ(*link_->started_at(), now_) << "the new server's quarantine runs from now";
+}
+
+TEST_F(restart_placement, the_same_run_id_again_places_no_restart) {
+    auto& first = reconnect();
+    answer(first, "old");
+    advance(2s);
+    reset(first);
+    auto& second = reconnect();
+    answer(second, "old");
+    EXPECT_FALSE(link_->restart_seen_at());
+}
+
+// Seed 20261206082025 of the simulation: a reconnect whose INFO never came carried a grant
+// to the new server, then broke. Placed at that break, after the grant, the restart made
+// the grant look older than the new server, and a renewal wrote it back after a force
+// release had deleted it.
+TEST_F(restart_placement, a_connection_that_broke_before_its_run_id_came_holds_the_placement) {
+    auto& first = reconnect();
+    answer(first, "old");
+    advance(2s);
+    const auto broke_at = now_;
+    reset(first);
+
+    auto& unidentified = reconnect();
+    advance(1s);
+    send_set(); // reaches the new server; its INFO reply is lost with the connection
+    EXPECT_NE(unidentified.to_node.find("SET"), std::string::npos);
+    advance(1s);
+    reset(unidentified);
+
+    auto& third = reconnect();
+    answer(third, "new");
+    ASSERT_TRUE(link_->restart_seen_at());
+    EXPECT_EQ(*link_->restart_seen_at(), broke_at)
+        << "placed after a grant the new server may hold";
+}
+
+TEST_F(restart_placement, a_connect_that_failed_carried_nothing_and_moves_the_placement) {
+    auto& first = reconnect();
+    answer(first, "old");
+    advance(2s);
+    reset(first);
+    refused_connect();
+    const auto refused_at = now_;
+
+    auto& second = reconnect();
+    answer(second, "new");
+    ASSERT_TRUE(link_->restart_seen_at());
+    EXPECT_EQ(*link_->restart_seen_at(), refused_at);
+}
+
+TEST_F(restart_placement, a_refused_connect_after_an_unidentified_one_keeps_the_hold) {
+    auto& first = reconnect();
+    answer(first, "old");
+    advance(2s);
+    const auto broke_at = now_;
+    reset(first);
+    auto& unidentified = reconnect();
+    send_set();
+    reset(unidentified);
+    refused_connect();
+
+    auto& third = reconnect();
+    answer(third, "new");
+    ASSERT_TRUE(link_->restart_seen_at());
+    EXPECT_EQ(*link_->restart_seen_at(), broke_at);
+}
+
+TEST_F(restart_placement, the_old_run_id_read_again_lifts_the_hold) {
+    auto& first = reconnect();
+    answer(first, "old");
+    advance(2s);
+    reset(first);
+    auto& unidentified = reconnect();
+    reset(unidentified);
+
+    auto& again = reconnect();
+    answer(again, "old"); // the same server after all: nothing it was sent is at risk
+    advance(2s);
+    const auto broke_at = now_;
+    reset(again);
+
+    auto& last = reconnect();
+    answer(last, "new");
+    ASSERT_TRUE(link_->restart_seen_at());
+    EXPECT_EQ(*link_->restart_seen_at(), broke_at);
+}
+
+} // namespace
+} // namespace redlock::detail
