@@ -159,22 +159,46 @@ struct recorder final : detail::reply_target {
     }
 };
 
-TEST(SimNetwork, NodeConnectionRepliesInSendOrderAndACrashFailsWhatIsPending) {
-    world w(7, false);
-    w.add_clients(1);
-    history h(w);
-    h.set_clock(0, drift_clock{});
-    sim_node n(w, 0, drift_clock{}, {});
+/// A world with one client and one node, and the client's history.
+struct one_client_world {
+    explicit one_client_world(std::uint64_t seed)
+        : w(seed, false)
+        , h((w.add_clients(1), w)) {
+        h.set_clock(0, drift_clock{});
+    }
+    world w;
+    history h;
+};
+
+/// The production node_connection of that client to that node, over the simulated network.
+struct one_link : one_client_world {
+    one_link(std::uint64_t seed, const net_faults& net)
+        : one_client_world(seed)
+        , n(w, 0, drift_clock{}, {})
+        , strand(boost::asio::make_strand(w.io().get_executor()))
+        , path(std::make_shared<sim_path>(w, h, n, 0, drift_clock{}, net))
+        , link(strand, sim_address(), config,
+               std::make_unique<sim_time_source>(w, 0, drift_clock{}, strand),
+               path->connector(strand)) {}
+    static node_address sim_address() {
+        node_address address;
+        address.host = "sim";
+        return address;
+    }
+    sim_node n;
     client_config config;
+    boost::asio::any_io_executor strand;
+    std::shared_ptr<sim_path> path;
+    detail::node_connection link;
+};
+
+TEST(SimNetwork, NodeConnectionRepliesInSendOrderAndACrashFailsWhatIsPending) {
     net_faults net;
     net.tail_rate = 0.5; // reorder-prone latencies: FIFO must hold anyway
-    auto strand = boost::asio::make_strand(w.io().get_executor());
-    node_address address;
-    address.host = "sim";
-    auto path = std::make_shared<sim_path>(w, h, n, 0, drift_clock{}, net);
-    detail::node_connection link(strand, address, config,
-                                 std::make_unique<sim_time_source>(w, 0, drift_clock{}, strand),
-                                 path->connector(strand));
+    one_link s(7, net);
+    auto& w = s.w;
+    auto& n = s.n;
+    auto& link = s.link;
     auto target = std::make_shared<recorder>();
     for (std::uint64_t i = 0; i < 20; ++i) {
         target->in_send = true;
@@ -206,19 +230,9 @@ TEST(SimNetwork, NodeConnectionRepliesInSendOrderAndACrashFailsWhatIsPending) {
 }
 
 TEST(SimNetwork, AConnectionReadsItsNodeEveryRefreshIntervalWhileConnectedIdleOrNot) {
-    world w(11, false);
-    w.add_clients(1);
-    history h(w);
-    h.set_clock(0, drift_clock{});
-    sim_node n(w, 0, drift_clock{}, {});
-    client_config config;
-    auto strand = boost::asio::make_strand(w.io().get_executor());
-    node_address address;
-    address.host = "sim";
-    auto path = std::make_shared<sim_path>(w, h, n, 0, drift_clock{}, net_faults{});
-    detail::node_connection link(strand, address, config,
-                                 std::make_unique<sim_time_source>(w, 0, drift_clock{}, strand),
-                                 path->connector(strand));
+    one_link s(11, net_faults{});
+    auto& w = s.w;
+    auto& link = s.link;
     int reads = 0;
     link.on_server_read([&] { ++reads; });
     auto target = std::make_shared<recorder>();

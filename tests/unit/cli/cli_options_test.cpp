@@ -2,6 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "support/parsed_address.hpp"
 
 #include <redlock/error.hpp>
 #include <redlock/node_address.hpp>
@@ -627,12 +628,7 @@ private:
     std::string path_;
 };
 
-redlock::node_address address(const std::string& text) {
-    redlock::node_address a;
-    std::string why;
-    EXPECT_FALSE(redlock::parse_node_address(text, a, why)) << why;
-    return a;
-}
+using redlock::test::parsed_address;
 
 TEST(cli_options, tls_files_must_be_readable) {
     const temporary_file ca("-----BEGIN CERTIFICATE-----\n");
@@ -668,27 +664,27 @@ TEST(cli_options, password_from_the_environment_fills_nodes_without_one) {
                    "rediss://h4:7004,unix:///run/r.sock?db=2,[::1]:7006");
     ASSERT_TRUE(o);
     ASSERT_TRUE(cli::load_credentials(*o, "pw-7f3a9c-SECRET", error)) << error;
-    const auto h1 = address(o->nodes[0]);
+    const auto h1 = parsed_address(o->nodes[0]);
     EXPECT_EQ(h1.password, "pw-7f3a9c-SECRET");
     EXPECT_EQ(h1.user, "");
     EXPECT_EQ(h1.display(), "h1:7001");
-    EXPECT_EQ(address(o->nodes[1]).password, "other") << "an address's own password stays";
-    EXPECT_EQ(address(o->nodes[1]).db, 3);
-    EXPECT_EQ(address(o->nodes[2]).password, "locker")
+    EXPECT_EQ(parsed_address(o->nodes[1]).password, "other") << "an address's own password stays";
+    EXPECT_EQ(parsed_address(o->nodes[1]).db, 3);
+    EXPECT_EQ(parsed_address(o->nodes[2]).password, "locker")
         << "redis://x@host is a password, as for redis-cli";
-    const auto h4 = address(o->nodes[3]);
+    const auto h4 = parsed_address(o->nodes[3]);
     EXPECT_TRUE(h4.tls);
     EXPECT_EQ(h4.password, "pw-7f3a9c-SECRET");
-    const auto socket = address(o->nodes[4]);
+    const auto socket = parsed_address(o->nodes[4]);
     EXPECT_EQ(socket.path, "/run/r.sock");
     EXPECT_EQ(socket.db, 2);
     EXPECT_EQ(socket.password, "pw-7f3a9c-SECRET");
-    EXPECT_EQ(address(o->nodes[5]).host, "::1");
-    EXPECT_EQ(address(o->nodes[5]).password, "pw-7f3a9c-SECRET");
+    EXPECT_EQ(parsed_address(o->nodes[5]).host, "::1");
+    EXPECT_EQ(parsed_address(o->nodes[5]).password, "pw-7f3a9c-SECRET");
 
     auto acl_user = parse({"acquire", "k"}, error, "redis://locker:@h1:7001/2");
     ASSERT_TRUE(cli::load_credentials(*acl_user, "pw-7f3a9c-SECRET", error)) << error;
-    const auto locker = address(acl_user->nodes[0]);
+    const auto locker = parsed_address(acl_user->nodes[0]);
     EXPECT_EQ(locker.user, "locker") << "redis://user:@host names the user, not the password";
     EXPECT_EQ(locker.password, "pw-7f3a9c-SECRET");
     EXPECT_EQ(locker.db, 2);
@@ -703,12 +699,12 @@ TEST(cli_options, any_password_survives_the_address_round_trip) {
          {std::string("p@ss:w/o?r#d&x=y%41"), std::string("tab\there"), std::string("\xff\x01"),
           std::string(cli::max_password_size, 'x')}) {
         for (const char* node : {"h:1", "rediss://h:1/4", "unix:///s.sock?user=u&db=5"}) {
-            const auto a = address(cli::with_password(node, password));
+            const auto a = parsed_address(cli::with_password(node, password));
             EXPECT_EQ(a.password, password) << node;
-            EXPECT_TRUE(a.same_server(address(node))) << node;
-            EXPECT_EQ(a.db, address(node).db) << node;
-            EXPECT_EQ(a.user, address(node).user) << node;
-            EXPECT_EQ(a.tls, address(node).tls) << node;
+            EXPECT_TRUE(a.same_server(parsed_address(node))) << node;
+            EXPECT_EQ(a.db, parsed_address(node).db) << node;
+            EXPECT_EQ(a.user, parsed_address(node).user) << node;
+            EXPECT_EQ(a.tls, parsed_address(node).tls) << node;
         }
     }
 }
@@ -722,7 +718,7 @@ TEST(cli_options, password_file_first_line_and_its_errors) {
         auto o = parse({"acquire", "--password-file", file->path().c_str(), "k"}, error, "h:1");
         ASSERT_TRUE(o) << error;
         ASSERT_TRUE(cli::load_credentials(*o, "from-the-environment", error)) << error;
-        EXPECT_EQ(address(o->nodes[0]).password, "pw-7f3a9c-SECRET")
+        EXPECT_EQ(parsed_address(o->nodes[0]).password, "pw-7f3a9c-SECRET")
             << "the file wins over $REDLOCK_PASSWORD";
     }
 

@@ -4,6 +4,7 @@
 // after it is never written back. Driven by a manual clock and in-memory connections the test
 // opens, answers and breaks, so every placement is an exact time.
 #include "support/manual_time.hpp"
+#include "support/parsed_address.hpp"
 #include "support/resp_command.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/node_reply.hpp"
@@ -124,11 +125,9 @@ std::string bulk(const std::string& s) {
 class restart_placement : public ::testing::Test {
 protected:
     restart_placement() {
-        node_address address;
-        std::string why;
-        EXPECT_FALSE(parse_node_address("127.0.0.1:6379", address, why)) << why;
         link_ = std::make_unique<node_connection>(
-            strand_, address, config_, std::make_unique<test::manual_time>(now_, ticking_, alarms_),
+            strand_, test::parsed_address("127.0.0.1:6379"), config_,
+            std::make_unique<test::manual_time>(now_, ticking_, alarms_),
             std::make_unique<memory_connector>(board_));
     }
     ~restart_placement() override {
@@ -197,6 +196,19 @@ protected:
         memory_stream::deliver(strand_, w);
         run();
     }
+    /// The first connection, to the server with run_id "old", served for 2 s then broken by
+    /// the node; returns when it broke.
+    clock::time_point old_server_then_a_break() {
+        auto& first = reconnect();
+        answer(first, "old");
+        EXPECT_EQ(link_->readiness(), link_readiness::ready);
+        EXPECT_EQ(link_->run_id(), "old");
+        advance(2s);
+        const auto broke_at = now_;
+        reset(first);
+        EXPECT_EQ(link_->readiness(), link_readiness::unavailable);
+        return broke_at;
+    }
     /// A lock command, as a grant would be sent.
     void send_set() {
         const std::string_view args[] = {"SET", "K", "token", "NX", "PX", "30000"};
@@ -218,16 +230,8 @@ protected:
 };
 
 TEST_F(restart_placement, a_new_run_id_places_the_restart_at_the_break_after_the_old_one) {
-    auto& first = reconnect();
-    answer(first, "old");
-    ASSERT_EQ(link_->readiness(), link_readiness::ready);
-    ASSERT_EQ(link_->run_id(), "old");
-    EXPECT_FALSE(link_->restart_seen_at());
-
-    advance(2s);
-    const auto broke_at = now_;
-    reset(first);
-    ASSERT_EQ(link_->readiness(), link_readiness::unavailable);
+    const auto broke_at = old_server_then_a_break();
+    EXPECT_FALSE(link_->restart_seen_at()) << "nothing but one server so far";
 
     auto& second = reconnect();
     answer(second, "new");
@@ -238,10 +242,7 @@ TEST_F(restart_placement, a_new_run_id_places_the_restart_at_the_break_after_the
 }
 
 TEST_F(restart_placement, the_same_run_id_again_places_no_restart) {
-    auto& first = reconnect();
-    answer(first, "old");
-    advance(2s);
-    reset(first);
+    old_server_then_a_break();
     auto& second = reconnect();
     answer(second, "old");
     EXPECT_FALSE(link_->restart_seen_at());
@@ -252,11 +253,7 @@ TEST_F(restart_placement, the_same_run_id_again_places_no_restart) {
 // the grant look older than the new server, and a renewal wrote it back after a force
 // release had deleted it.
 TEST_F(restart_placement, a_connection_that_broke_before_its_run_id_came_holds_the_placement) {
-    auto& first = reconnect();
-    answer(first, "old");
-    advance(2s);
-    const auto broke_at = now_;
-    reset(first);
+    const auto broke_at = old_server_then_a_break();
 
     auto& unidentified = reconnect();
     advance(1s);
@@ -273,10 +270,7 @@ TEST_F(restart_placement, a_connection_that_broke_before_its_run_id_came_holds_t
 }
 
 TEST_F(restart_placement, a_connect_that_failed_carried_nothing_and_moves_the_placement) {
-    auto& first = reconnect();
-    answer(first, "old");
-    advance(2s);
-    reset(first);
+    old_server_then_a_break();
     refused_connect();
     const auto refused_at = now_;
 
@@ -287,11 +281,7 @@ TEST_F(restart_placement, a_connect_that_failed_carried_nothing_and_moves_the_pl
 }
 
 TEST_F(restart_placement, a_refused_connect_after_an_unidentified_one_keeps_the_hold) {
-    auto& first = reconnect();
-    answer(first, "old");
-    advance(2s);
-    const auto broke_at = now_;
-    reset(first);
+    const auto broke_at = old_server_then_a_break();
     auto& unidentified = reconnect();
     send_set();
     reset(unidentified);
@@ -304,10 +294,7 @@ TEST_F(restart_placement, a_refused_connect_after_an_unidentified_one_keeps_the_
 }
 
 TEST_F(restart_placement, the_old_run_id_read_again_lifts_the_hold) {
-    auto& first = reconnect();
-    answer(first, "old");
-    advance(2s);
-    reset(first);
+    old_server_then_a_break();
     auto& unidentified = reconnect();
     reset(unidentified);
 

@@ -1,6 +1,7 @@
 // node_connection's writes against a scripted peer on a real socket: a command on a quiet
 // connection is written inside send(); what the socket does not take, and what follows,
 // keeps the send order; a dead peer fails each command once, never inside send().
+#include "support/parsed_address.hpp"
 #include "support/resp_command.hpp"
 #include "transport/asio_time_source.hpp"
 #include "transport/node_connection.hpp"
@@ -33,12 +34,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
 
-node_address parse(const std::string& text) {
-    node_address a;
-    std::string why;
-    EXPECT_FALSE(parse_node_address(text, a, why)) << why;
-    return a;
-}
+using test::parsed_address;
 
 /// A node played by the test: it accepts one connection, reads commands, and answers what
 /// the test says.
@@ -167,10 +163,10 @@ struct settled_connection {
 
     explicit settled_connection(bool unix_socket)
         : node(unix_socket)
-        , conn(io.get_executor(), parse(node.address()), config,
+        , conn(io.get_executor(), parsed_address(node.address()), config,
                std::make_unique<asio_time_source>(io.get_executor()),
-               std::make_unique<socket_connector>(io.get_executor(), parse(node.address()), config,
-                                                  nullptr)) {
+               std::make_unique<socket_connector>(io.get_executor(), parsed_address(node.address()),
+                                                  config, nullptr)) {
         t->in_send = &in_send;
         connect_and_settle(io, conn, node, t, in_send);
     }

@@ -1,6 +1,7 @@
 // socket_connector against real local sockets: what stream_connector promises node_connection
 // (one outcome, on the strand, never from inside open() for a success, nothing after abort()),
 // and the reasons it gives.
+#include "support/parsed_address.hpp"
 #include "transport/socket_connector.hpp"
 
 #include <redlock/node_address.hpp>
@@ -21,12 +22,7 @@ namespace {
 
 namespace asio = boost::asio;
 
-node_address parse(const std::string& text) {
-    node_address a;
-    std::string why;
-    EXPECT_FALSE(parse_node_address(text, a, why)) << why;
-    return a;
-}
+using test::parsed_address;
 
 struct outcome {
     int calls = 0;
@@ -42,13 +38,28 @@ stream_connector::opened_fn record(outcome& o) {
     };
 }
 
+/// One attempt, run until the context has nothing left to do.
+outcome attempt(asio::io_context& io, socket_connector& connector) {
+    outcome o;
+    io.restart();
+    connector.open(record(o));
+    io.run();
+    return o;
+}
+
+void expect_refused(const outcome& o) {
+    EXPECT_EQ(o.calls, 1);
+    EXPECT_FALSE(o.stream);
+    EXPECT_EQ(o.why.rfind("cannot connect: ", 0), 0u) << o.why;
+}
+
 TEST(socket_connector, a_listening_tcp_port_gives_a_stream_once) {
     asio::io_context io;
     asio::ip::tcp::acceptor listener(io, {asio::ip::make_address("127.0.0.1"), 0});
     const auto port = listener.local_endpoint().port();
     client_config config;
-    socket_connector connector(io.get_executor(), parse("127.0.0.1:" + std::to_string(port)),
-                               config, nullptr);
+    socket_connector connector(
+        io.get_executor(), parsed_address("127.0.0.1:" + std::to_string(port)), config, nullptr);
     outcome o;
     connector.open(record(o));
     EXPECT_EQ(o.calls, 0) << "a connect in progress never completes inside open()";
@@ -66,14 +77,9 @@ TEST(socket_connector, a_closed_tcp_port_says_the_connect_was_refused) {
         port = probe.local_endpoint().port();
     }
     client_config config;
-    socket_connector connector(io.get_executor(), parse("127.0.0.1:" + std::to_string(port)),
-                               config, nullptr);
-    outcome o;
-    connector.open(record(o));
-    io.run();
-    EXPECT_EQ(o.calls, 1);
-    EXPECT_FALSE(o.stream);
-    EXPECT_EQ(o.why.rfind("cannot connect: ", 0), 0u) << o.why;
+    socket_connector connector(
+        io.get_executor(), parsed_address("127.0.0.1:" + std::to_string(port)), config, nullptr);
+    expect_refused(attempt(io, connector));
     EXPECT_EQ(connector.step(), "connect");
     EXPECT_EQ(connector.hint(), "");
 }
@@ -85,8 +91,9 @@ TEST(socket_connector, an_aborted_attempt_says_nothing) {
     client_config config;
     outcome o;
     {
-        socket_connector connector(io.get_executor(), parse("127.0.0.1:" + std::to_string(port)),
-                                   config, nullptr);
+        socket_connector connector(io.get_executor(),
+                                   parsed_address("127.0.0.1:" + std::to_string(port)), config,
+                                   nullptr);
         connector.open(record(o));
         connector.abort();
         io.run();
@@ -107,22 +114,16 @@ TEST(socket_connector, a_unix_socket_gives_a_stream_and_a_missing_one_says_why) 
     client_config config;
     {
         asio::local::stream_protocol::acceptor listener(io, {path});
-        socket_connector connector(io.get_executor(), parse("unix://" + path), config, nullptr);
-        outcome o;
-        connector.open(record(o));
-        io.run();
+        socket_connector connector(io.get_executor(), parsed_address("unix://" + path), config,
+                                   nullptr);
+        const auto o = attempt(io, connector);
         EXPECT_EQ(o.calls, 1);
         EXPECT_TRUE(o.stream) << o.why;
     }
     ::unlink(path.c_str());
-    io.restart();
-    socket_connector connector(io.get_executor(), parse("unix://" + path), config, nullptr);
-    outcome o;
-    connector.open(record(o));
-    io.run();
-    EXPECT_EQ(o.calls, 1);
-    EXPECT_FALSE(o.stream);
-    EXPECT_EQ(o.why.rfind("cannot connect: ", 0), 0u) << o.why;
+    socket_connector connector(io.get_executor(), parsed_address("unix://" + path), config,
+                               nullptr);
+    expect_refused(attempt(io, connector));
 }
 
 } // namespace
