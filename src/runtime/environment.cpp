@@ -43,8 +43,8 @@ environment environment::production() {
         [context_for](const boost::asio::any_io_executor& strand, node_address address,
                       const client_config& config, std::size_t node,
                       subscription_events& events) -> std::unique_ptr<subscription_link> {
-        auto connector = std::make_unique<socket_connector>(strand, address, config,
-                                                            context_for(address, config));
+        auto connector = std::make_unique<socket_connector>(
+            strand, address, config, context_for(address, config), "subscriber");
         return std::make_unique<subscriber_connection>(strand, std::move(address), config,
                                                        std::make_unique<asio_time_source>(strand),
                                                        std::move(connector), node, events);

@@ -36,11 +36,12 @@ struct socket_connector::attempt {
 
 socket_connector::socket_connector(asio::any_io_executor strand, node_address address,
                                    const client_config& config,
-                                   std::shared_ptr<asio::ssl::context> tls)
+                                   std::shared_ptr<asio::ssl::context> tls, std::string_view role)
     : strand_(std::move(strand))
     , address_(std::move(address))
     , config_(config)
-    , tls_(std::move(tls)) {}
+    , tls_(std::move(tls))
+    , display_(address_.redacted() + (role.empty() ? "" : " (" + std::string(role) + ")")) {}
 
 socket_connector::~socket_connector() {
     abort();
@@ -188,7 +189,7 @@ void socket_connector::start_tls(const std::shared_ptr<attempt>& a, asio::ip::tc
     }
     if (config_.tls.dangerously_skip_verification && config_.log) {
         config_.log(log_level::warning,
-                    "node " + address_.redacted() +
+                    "node " + display_ +
                         ": TLS certificate NOT verified (dangerously_skip_verification): anyone "
                         "on the path can impersonate this node");
     }

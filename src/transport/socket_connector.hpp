@@ -21,8 +21,11 @@ namespace redlock::detail {
 class socket_connector final : public stream_connector {
 public:
     /// `tls` is needed (non-null) when the address is `rediss://`; `config` outlives this.
+    /// `role` names the connection in the log beside the address, as node_connection does
+    /// ("subscriber"), so that a warning says which of a node's connections it is about.
     socket_connector(boost::asio::any_io_executor strand, node_address address,
-                     const client_config& config, std::shared_ptr<boost::asio::ssl::context> tls);
+                     const client_config& config, std::shared_ptr<boost::asio::ssl::context> tls,
+                     std::string_view role = {});
     ~socket_connector() override;
     socket_connector(const socket_connector&) = delete;
     socket_connector& operator=(const socket_connector&) = delete;
@@ -48,6 +51,7 @@ private:
     node_address address_;
     const client_config& config_;
     std::shared_ptr<boost::asio::ssl::context> tls_;
+    std::string display_; ///< the redacted address and the role, for the log
     // The attempt under way: its handlers hold it too, and see that it was aborted (or this
     // connector destroyed) by its `over` flag.
     std::shared_ptr<attempt> current_;

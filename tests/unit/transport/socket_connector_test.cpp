@@ -3,6 +3,7 @@
 // and the reasons it gives.
 #include "support/parsed_address.hpp"
 #include "transport/socket_connector.hpp"
+#include "transport/tls_context.hpp"
 
 #include <redlock/node_address.hpp>
 
@@ -16,6 +17,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 namespace {
@@ -124,6 +126,42 @@ TEST(socket_connector, a_unix_socket_gives_a_stream_and_a_missing_one_says_why) 
     socket_connector connector(io.get_executor(), parsed_address("unix://" + path), config,
                                nullptr);
     expect_refused(attempt(io, connector));
+}
+
+// The warning that anyone on the path can impersonate the node names which of the node's
+// connections it is about, as node_connection's own log lines do.
+TEST(socket_connector, an_unverified_tls_connection_is_named_in_its_warning) {
+    asio::io_context io;
+    asio::ip::tcp::acceptor listener(io, {asio::ip::make_address("127.0.0.1"), 0});
+    const auto where = "127.0.0.1:" + std::to_string(listener.local_endpoint().port());
+    client_config config;
+    config.tls.dangerously_skip_verification = true;
+    std::vector<std::string> warnings;
+    config.log = [&](log_level level, std::string_view message) {
+        if (level == log_level::warning) {
+            warnings.emplace_back(message);
+        }
+    };
+    std::string why;
+    const auto tls = make_tls_context(config.tls, why);
+    ASSERT_TRUE(tls) << why;
+    for (const std::string role : {"", "subscriber"}) {
+        warnings.clear();
+        socket_connector connector(io.get_executor(), parsed_address("rediss://" + where), config,
+                                   tls, role);
+        outcome o;
+        io.restart();
+        connector.open(record(o));
+        // The listener never answers the TLS handshake: the warning comes before it.
+        while (warnings.empty() && io.run_one() > 0) {
+        }
+        connector.abort();
+        io.run();
+        EXPECT_EQ(o.calls, 0);
+        ASSERT_EQ(warnings.size(), 1u);
+        const auto name = "node rediss://" + where + (role.empty() ? ": " : " (subscriber): ");
+        EXPECT_EQ(warnings[0].rfind(name + "TLS certificate NOT verified", 0), 0u) << warnings[0];
+    }
 }
 
 } // namespace
