@@ -161,11 +161,18 @@ void client::start_release(lock held, asio::any_completion_handler<release_signa
                    const auto key = held.key();
                    const auto op = std::make_shared<detail::round_op<detail::release_traits>>(
                        impl, std::move(held), ttl, std::move(done));
-                   op->start();
-                   // The release is queued on every connection now: a waiter of this client that
-                   // sends its SETs from here on has them run right behind it on every node,
-                   // without waiting for the release's reply or its notification.
-                   impl->releases().released_here(key, op->announcement());
+                   // The release and the SETs of the waiter it wakes leave in one write per
+                   // node: written at once, the release would go alone and the SETs a
+                   // scheduler step later in a second write (the handoff went from 1.17x to
+                   // 0.87x of one client's back-to-back cycles with that).
+                   impl->batched([&] {
+                       op->start();
+                       // The release is queued on every connection now: a waiter of this
+                       // client that sends its SETs from here on has them run right behind it
+                       // on every node, without waiting for the release's reply or its
+                       // notification.
+                       impl->releases().released_here(key, op->announcement());
+                   });
                });
 }
 

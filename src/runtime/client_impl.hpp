@@ -62,6 +62,23 @@ public:
     const boost::asio::any_io_executor& strand() const noexcept { return strand_; }
     std::size_t node_count() const noexcept { return nodes_.size(); }
     node_link& node(std::size_t index) { return *nodes_[index]; }
+    /// Runs `fn` with every link batching (node_link::begin_batch): what `fn` sends leaves
+    /// in one write per node when it returns.
+    template <typename Fn>
+    void batched(Fn&& fn) {
+        for (auto& n : nodes_) {
+            n->begin_batch();
+        }
+        struct end_batch {
+            std::vector<std::unique_ptr<node_link>>& nodes;
+            ~end_batch() {
+                for (auto& n : nodes) {
+                    n->end_batch();
+                }
+            }
+        } end{nodes_};
+        std::forward<Fn>(fn)();
+    }
 
     clock::time_point now() const { return time_->now(); }
     std::unique_ptr<alarm> make_alarm() { return time_->make_alarm(); }

@@ -16,6 +16,8 @@ public:
               std::uint64_t tag) override {
         inner_->send(cmd, target, tag);
     }
+    void begin_batch() override { inner_->begin_batch(); }
+    void end_batch() override { inner_->end_batch(); }
     void shutdown(std::chrono::milliseconds drain) override { inner_->shutdown(drain); }
     void expect_replies_within(std::chrono::milliseconds patience) override {
         inner_->expect_replies_within(patience);

@@ -125,8 +125,8 @@ void node_connection::issue(std::string bytes, const std::shared_ptr<reply_targe
     // The handshake's steps (no target) go together, in one write behind the connect: split,
     // the second part could wait for the first one's acknowledgement at a relay that
     // coalesces small writes (Nagle), 40 ms and more.
-    const bool quiet =
-        target && wire_->replies.idle() && wire_->queued.empty() && !wire_->write_in_flight;
+    const bool quiet = target && !batching_ && wire_->replies.idle() && wire_->queued.empty() &&
+                       !wire_->write_in_flight;
     wire_->replies.expect({target, tag, time_->now()});
     if (quiet) {
         // An operation's command with nothing awaited here: no other command is likely to
@@ -145,8 +145,29 @@ void node_connection::issue(std::string bytes, const std::shared_ptr<reply_targe
         wire_->write_error = ec;
     }
     wire_->queued += bytes;
-    schedule_flush();
+    if (!batching_) {
+        schedule_flush(); // else end_batch() writes it
+    }
     watch_patience();
+}
+
+void node_connection::end_batch() {
+    batching_ = false;
+    if (!wire_ || wire_->queued.empty()) {
+        return;
+    }
+    if (!wire_->write_in_flight && !wire_->write_error) {
+        // What the batch queued (behind anything queued before it) leaves now, in one write,
+        // as a command on a quiet connection does.
+        error_code ec;
+        const auto written = wire_->stream->write_now(asio::buffer(wire_->queued), ec);
+        wire_->queued.erase(0, written);
+        wire_->write_error = ec;
+        if (wire_->queued.empty() && !ec) {
+            return;
+        }
+    }
+    schedule_flush(); // the rest, or the error, the usual way
 }
 
 void node_connection::queue_step(std::string bytes, std::uint64_t step) {

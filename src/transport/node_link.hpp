@@ -37,6 +37,11 @@ class node_link {
 public:
     virtual ~node_link() = default;
 
+    /// Commands sent from here to end_batch() leave together at end_batch(), rather than
+    /// each as soon as it is sent: a release and the acquire of the waiter it wakes, sent in
+    /// one handler, reach the node in one write. Never nested.
+    virtual void begin_batch() = 0;
+    virtual void end_batch() = 0;
     virtual void send(const command& cmd, const std::shared_ptr<reply_target>& target,
                       std::uint64_t tag) = 0;
     /// Refuses new commands. Commands already sent still get their replies for up to

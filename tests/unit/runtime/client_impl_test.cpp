@@ -38,6 +38,9 @@ public:
         sent_.push_back({std::string(cmd.args[0]), target, tag, cmd.args.size()});
         ++sent_count_;
     }
+    // Batching decides only when a connection writes, and this link writes nothing.
+    void begin_batch() override {}
+    void end_batch() override {}
     redlock::detail::link_readiness readiness() const noexcept override { return readiness_; }
     void warm_up() override { ++warm_ups_; }
     void on_readiness_changed(std::function<void()> changed) override {

@@ -242,6 +242,60 @@ void partial_case(bool unix_socket) {
     c.io.poll();
 }
 
+/// Bytes the node can read now, without waiting.
+std::string readable_now(int peer) {
+    std::string got;
+    char buf[65536];
+    for (;;) {
+        const auto n = ::recv(peer, buf, sizeof buf, MSG_DONTWAIT);
+        if (n <= 0) {
+            return got;
+        }
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+}
+
+// A release and the SETs of the waiter it wakes: batched, they leave together when the batch
+// ends, inside that call (not a scheduler step later), in send order.
+void batch_case(bool unix_socket) {
+    settled_connection c(unix_socket);
+    c.conn.begin_batch();
+    c.in_send = true;
+    c.conn.send(command{{"PING", "first"}}, c.t, 20);
+    c.conn.send(command{{"PING", "second"}}, c.t, 21);
+    c.in_send = false;
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(readable_now(c.node.peer), "") << "written before the batch ended";
+    c.conn.end_batch();
+    std::this_thread::sleep_for(20ms); // nothing runs the io_context meanwhile
+    c.node.inbox = readable_now(c.node.peer);
+    std::vector<std::string> first, second;
+    std::size_t used = 0;
+    ASSERT_EQ(test::parse_command(c.node.inbox, used, first), test::parse_result::command);
+    c.node.inbox.erase(0, used);
+    ASSERT_EQ(test::parse_command(c.node.inbox, used, second), test::parse_result::command);
+    EXPECT_EQ(first, (std::vector<std::string>{"PING", "first"}));
+    EXPECT_EQ(second, (std::vector<std::string>{"PING", "second"}));
+    c.node.write("$5\r\nfirst\r\n$6\r\nsecond\r\n");
+    while (c.t->replies.size() < 3) {
+        c.io.run_one_for(100ms);
+    }
+    EXPECT_EQ(c.t->replies[20], std::vector<std::string>{"first"});
+    EXPECT_EQ(c.t->replies[21], std::vector<std::string>{"second"});
+    // After the batch, a command on the quiet connection is written at once again.
+    c.conn.send(command{{"PING", "third"}}, c.t, 22);
+    std::this_thread::sleep_for(20ms);
+    EXPECT_NE(readable_now(c.node.peer).find("third"), std::string::npos);
+    c.conn.shutdown(0ms);
+    c.io.poll();
+}
+
+TEST(node_connection_writes, a_batch_leaves_together_when_it_ends_on_unix) {
+    batch_case(true);
+}
+TEST(node_connection_writes, a_batch_leaves_together_when_it_ends_on_tcp) {
+    batch_case(false);
+}
 TEST(node_connection_writes, a_closed_unix_peer_fails_each_command_once_outside_send) {
     dead_peer_case(true, false);
 }
