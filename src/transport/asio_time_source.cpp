@@ -145,19 +145,35 @@ private:
 void asio_time_source::alarm_queue::run_due() {
     armed_for_.reset();
     // Only what was armed before this wake-up and is due now: a function that arms again
-    // for now runs on the next wake-up, never in a loop here.
+    // for now runs on the next wake-up, never in a loop here. Entries armed during this
+    // wake-up are stepped over, not stopped at: one armed for an instant already past sorts
+    // first and would otherwise hold back every due entry behind it.
     const auto now = clock::now();
     const auto last_arming = next_arming_;
-    while (!due_.empty()) {
-        const auto first = due_.begin();
-        if (first->first.first > now || first->first.second >= last_arming) {
-            break;
+    try {
+        for (;;) {
+            auto first = due_.begin();
+            while (first != due_.end() && first->first.first <= now &&
+                   first->first.second >= last_arming) {
+                ++first;
+            }
+            if (first == due_.end() || first->first.first > now) {
+                break;
+            }
+            // Out of the queue before it runs: the function may re-arm or destroy its alarm,
+            // or whoever owns the alarms and this time source (the wake-up holds the queue).
+            auto* alarm = first->second;
+            auto fn = alarm->due(due_.extract(first));
+            if (fn) {
+                fn();
+            }
         }
-        // Out of the queue before it runs: the function may re-arm or destroy its alarm, or
-        // whoever owns the alarms and this time source (the wake-up holds the queue).
-        auto* alarm = first->second;
-        auto fn = alarm->due(due_.extract(first));
-        fn();
+    } catch (...) {
+        // The exception leaves run(), which may be called again: the others stay woken.
+        if (!due_.empty()) {
+            wake_for(due_.begin()->first.first);
+        }
+        throw;
     }
     if (!due_.empty()) {
         wake_for(due_.begin()->first.first);

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -158,6 +159,103 @@ TEST(asio_alarm, the_source_and_every_alarm_may_go_from_inside_a_function) {
     second->arm(clock::now(), [&] { ++runs; });
     io.run();
     EXPECT_EQ(runs, 1) << "the second went with its owner before its turn";
+}
+
+// An exception out of one alarm's function leaves io_context::run() (Asio lets it through;
+// the caller may run() again): a user's logger that throws, called from node_connection's
+// timeouts, or bad_alloc building a message. The other alarms of the source must still wake.
+TEST(asio_alarm, a_function_that_throws_does_not_strand_the_other_alarms) {
+    boost::asio::io_context io;
+    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+    auto thrower = time.make_alarm();
+    auto same_wake_up = time.make_alarm();
+    auto later = time.make_alarm();
+    int same_runs = 0;
+    int later_runs = 0;
+    const auto start = clock::now();
+    thrower->arm(start, [] { throw std::runtime_error("the logger threw"); });
+    same_wake_up->arm(start, [&] { ++same_runs; });
+    later->arm(start + 20ms, [&] { ++later_runs; });
+    EXPECT_THROW(io.run(), std::runtime_error);
+    io.restart();
+    io.run_for(500ms);
+    EXPECT_EQ(same_runs, 1) << "due in the wake-up that threw, never woken again";
+    EXPECT_EQ(later_runs, 1) << "no wait is left for it";
+}
+
+// An arming for a time already past (a deadline computed earlier) files the entry before
+// every entry that is due: an alarm that keeps re-arming itself for a past instant from its
+// own function must not keep the other due alarms of the source from running.
+TEST(asio_alarm, an_alarm_rearmed_for_the_past_does_not_starve_a_due_one) {
+    boost::asio::io_context io;
+    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+    auto spinner = time.make_alarm();
+    auto due = time.make_alarm();
+    const auto past = clock::now() - 1s;
+    int spins = 0;
+    int spins_before_due = -1;
+    std::function<void()> spin = [&] {
+        if (++spins < 1000 && spins_before_due < 0) {
+            spinner->arm(past, spin);
+        }
+    };
+    spinner->arm(past, spin);
+    due->arm(clock::now(), [&] { spins_before_due = spins; });
+    io.run();
+    EXPECT_GE(spins_before_due, 0);
+    EXPECT_LE(spins_before_due, 3) << "starved while the other alarm kept re-arming";
+}
+
+// An alarm armed with an empty function (as one whose function became empty while arm()
+// replaced it: the old function's destructor cancelled it) is skipped, never called.
+TEST(asio_alarm, an_empty_function_is_not_called) {
+    boost::asio::io_context io;
+    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+    auto alarm = time.make_alarm();
+    alarm->arm(clock::now(), std::function<void()>());
+    EXPECT_NO_THROW(io.run());
+}
+
+// The alarms outlive the source, keep working, and the last one going cancels the wait.
+TEST(asio_alarm, alarms_outliving_the_source_still_fire_and_let_run_return) {
+    boost::asio::io_context io;
+    auto time = std::make_unique<redlock::detail::asio_time_source>(
+        boost::asio::make_strand(io.get_executor()));
+    auto a = time->make_alarm();
+    auto b = time->make_alarm();
+    time.reset();
+    int runs = 0;
+    a->arm(clock::now() + 5ms, [&] {
+        ++runs;
+        b->arm(clock::now() + 1h, [] {});
+        b.reset(); // the last entry goes with it: nothing may be left waiting
+    });
+    const auto start = clock::now();
+    io.run();
+    EXPECT_EQ(runs, 1);
+    EXPECT_LT(clock::now() - start, 1s);
+}
+
+// A stale wake-up (queued behind the strand's current handler) of one alarm does not run
+// another alarm re-armed for later in the meantime, nor the re-armed one.
+TEST(asio_alarm, a_queued_wake_up_runs_nothing_rearmed_for_later) {
+    boost::asio::io_context io;
+    auto strand = boost::asio::make_strand(io.get_executor());
+    redlock::detail::asio_time_source time(strand);
+    auto a = time.make_alarm();
+    auto b = time.make_alarm();
+    std::atomic<int> early{0};
+    boost::asio::post(strand, [&] {
+        a->arm(clock::now(), [&] { ++early; });
+        b->arm(clock::now() + 1ms, [&] { ++early; });
+        std::this_thread::sleep_for(50ms); // both due, the wake-up queued behind this
+        a->arm(clock::now() + 1h, [&] { ++early; });
+        b->arm(clock::now() + 2h, [&] { ++early; });
+    });
+    std::thread helper([&] { io.run_for(300ms); });
+    io.run_for(300ms);
+    helper.join();
+    EXPECT_EQ(early, 0);
 }
 
 } // namespace
