@@ -125,8 +125,8 @@ void node_connection::issue(std::string bytes, const std::shared_ptr<reply_targe
     // The handshake's steps (no target) go together, in one write behind the connect: split,
     // the second part could wait for the first one's acknowledgement at a relay that
     // coalesces small writes (Nagle), 40 ms and more.
-    const bool quiet = target && !batching_ && wire_->replies.idle() && wire_->queued.empty() &&
-                       !wire_->write_in_flight;
+    const bool quiet = target && batch_depth_ == 0 && wire_->replies.idle() &&
+                       wire_->queued.empty() && !wire_->write_in_flight;
     wire_->replies.expect({target, tag, time_->now()});
     if (quiet) {
         // An operation's command with nothing awaited here: no other command is likely to
@@ -145,14 +145,16 @@ void node_connection::issue(std::string bytes, const std::shared_ptr<reply_targe
         wire_->write_error = ec;
     }
     wire_->queued += bytes;
-    if (!batching_) {
-        schedule_flush(); // else end_batch() writes it
+    if (batch_depth_ == 0) {
+        schedule_flush(); // else the outermost end_batch() writes it
     }
     watch_patience();
 }
 
 void node_connection::end_batch() {
-    batching_ = false;
+    if (batch_depth_ == 0 || --batch_depth_ > 0) {
+        return;
+    }
     if (!wire_ || wire_->queued.empty()) {
         return;
     }

@@ -61,7 +61,7 @@ public:
     node_connection(const node_connection&) = delete;
     node_connection& operator=(const node_connection&) = delete;
 
-    void begin_batch() override { batching_ = true; }
+    void begin_batch() override { ++batch_depth_; }
     void end_batch() override;
     void send(const command& cmd, const std::shared_ptr<reply_target>& target,
               std::uint64_t tag) override;
@@ -196,8 +196,8 @@ private:
     bool server_read_here_ = false;
     // The server's run_id was read on the current connection.
     bool identified_here_ = false;
-    /// Between begin_batch() and end_batch(): commands are queued, not written at once.
-    bool batching_ = false;
+    /// Batches begun and not ended: while any is, commands are queued, not written at once.
+    unsigned batch_depth_ = 0;
     // A connection broke before it read a run_id: dropped_at_ stays where it is until one
     // is read again.
     bool restart_placement_held_ = false;

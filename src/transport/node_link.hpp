@@ -39,7 +39,7 @@ public:
 
     /// Commands sent from here to end_batch() leave together at end_batch(), rather than
     /// each as soon as it is sent: a release and the acquire of the waiter it wakes, sent in
-    /// one handler, reach the node in one write. Never nested.
+    /// one handler, reach the node in one write. Batches may nest: the outermost end writes.
     virtual void begin_batch() = 0;
     virtual void end_batch() = 0;
     virtual void send(const command& cmd, const std::shared_ptr<reply_target>& target,

@@ -260,8 +260,10 @@ std::string readable_now(int peer) {
 void batch_case(bool unix_socket) {
     settled_connection c(unix_socket);
     c.conn.begin_batch();
+    c.conn.begin_batch(); // nested: only the outermost end writes
     c.in_send = true;
     c.conn.send(command{{"PING", "first"}}, c.t, 20);
+    c.conn.end_batch();
     c.conn.send(command{{"PING", "second"}}, c.t, 21);
     c.in_send = false;
     std::this_thread::sleep_for(20ms);
