@@ -85,7 +85,8 @@ TEST_F(clock_mark_test, a_recorded_step_back_quarantines_the_node_for_a_new_clie
     // The inspection (and so `redlock status` and `nodes`) names the cause as the vote does.
     EXPECT_EQ(view.nodes[0].quarantine_cause,
               "clock stepped back by 1500 ms (recorded on the node)");
-    EXPECT_TRUE(view.nodes[1].quarantine_cause.empty()) << "node 2 counts";
+    EXPECT_TRUE(view.nodes[1].quarantine_cause.empty())
+        << "node 2 counts, yet: " << view.nodes[1].quarantine_cause;
     const auto vote = node_one_vote(client, "clockmark:a");
     EXPECT_EQ(vote.error, errc::node_quarantined)
         << vote.server_message << " (outcome " << static_cast<int>(vote.outcome) << ")";
