@@ -163,8 +163,8 @@ void client::start_release(lock held, asio::any_completion_handler<release_signa
                        impl, std::move(held), ttl, std::move(done));
                    // The release and the SETs of the waiter it wakes leave in one write per
                    // node: written at once, the release would go alone and the SETs a
-                   // scheduler step later in a second write (the handoff went from 1.17x to
-                   // 0.87x of one client's back-to-back cycles with that).
+                   // scheduler step later in a second write (the handoff fell from about
+                   // 1.2x to 0.9x of one client's back-to-back cycles with that).
                    impl->batched([&] {
                        op->start();
                        // The release is queued on every connection now: a waiter of this
