@@ -21,6 +21,13 @@ namespace {
 using namespace std::chrono_literals;
 using redlock::detail::clock;
 
+/// An io_context and one time source on a strand of it, run by the test's thread.
+class asio_alarm_queue : public ::testing::Test {
+protected:
+    boost::asio::io_context io;
+    redlock::detail::asio_time_source time{boost::asio::make_strand(io.get_executor())};
+};
+
 // Regression (issue 12, defect 6): steady_timer::expires_at cancels only a wait that has
 // not fired yet. A wait that already fired and sits queued behind the strand's current
 // handler still runs, with success, after the re-arming: it was taken for the new deadline
@@ -46,9 +53,7 @@ TEST(asio_alarm, a_wake_up_already_queued_when_rearmed_is_dropped) {
     EXPECT_EQ(second, 0) << "an earlier arming's wake-up must not run the new function";
 }
 
-TEST(asio_alarm, fires_once_and_cancel_forgets) {
-    boost::asio::io_context io;
-    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+TEST_F(asio_alarm_queue, fires_once_and_cancel_forgets) {
     auto fired = time.make_alarm();
     auto cancelled = time.make_alarm();
     int runs = 0;
@@ -61,9 +66,7 @@ TEST(asio_alarm, fires_once_and_cancel_forgets) {
     EXPECT_EQ(cancelled_runs, 0);
 }
 
-TEST(asio_alarm, may_be_rearmed_and_destroyed_from_its_own_function) {
-    boost::asio::io_context io;
-    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+TEST_F(asio_alarm_queue, may_be_rearmed_and_destroyed_from_its_own_function) {
     auto alarm = time.make_alarm();
     int runs = 0;
     alarm->arm(clock::now(), [&] {
@@ -80,9 +83,7 @@ TEST(asio_alarm, may_be_rearmed_and_destroyed_from_its_own_function) {
 
 // All the alarms of a source share one timer, moved only ever earlier; each still fires at
 // its own time, in time order, and a cancelled one never.
-TEST(asio_alarm, alarms_of_one_source_fire_in_time_order_each_at_its_time) {
-    boost::asio::io_context io;
-    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+TEST_F(asio_alarm_queue, alarms_of_one_source_fire_in_time_order_each_at_its_time) {
     const auto start = clock::now();
     std::vector<std::pair<int, clock::duration>> fired;
     std::vector<std::unique_ptr<redlock::detail::alarm>> alarms;
@@ -107,9 +108,7 @@ TEST(asio_alarm, alarms_of_one_source_fire_in_time_order_each_at_its_time) {
 }
 
 // A timer left waiting for nothing would hold the caller's io_context::run() until it ends.
-TEST(asio_alarm, nothing_is_left_waiting_once_every_alarm_is_cancelled) {
-    boost::asio::io_context io;
-    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+TEST_F(asio_alarm_queue, nothing_is_left_waiting_once_every_alarm_is_cancelled) {
     auto a = time.make_alarm();
     auto b = time.make_alarm();
     a->arm(clock::now() + 1h, [] {});
@@ -124,9 +123,7 @@ TEST(asio_alarm, nothing_is_left_waiting_once_every_alarm_is_cancelled) {
 
 // A function that arms an alarm for now (its own or another) does not run it in the same
 // wake-up: a function re-arming itself for now cannot hold the strand.
-TEST(asio_alarm, an_alarm_armed_for_now_from_a_function_runs_on_a_later_wake_up) {
-    boost::asio::io_context io;
-    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+TEST_F(asio_alarm_queue, an_alarm_armed_for_now_from_a_function_runs_on_a_later_wake_up) {
     auto alarm = time.make_alarm();
     int runs = 0;
     std::function<void()> again = [&] {
@@ -164,9 +161,7 @@ TEST(asio_alarm, the_source_and_every_alarm_may_go_from_inside_a_function) {
 // An exception out of one alarm's function leaves io_context::run() (Asio lets it through;
 // the caller may run() again): a user's logger that throws, called from node_connection's
 // timeouts, or bad_alloc building a message. The other alarms of the source must still wake.
-TEST(asio_alarm, a_function_that_throws_does_not_strand_the_other_alarms) {
-    boost::asio::io_context io;
-    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+TEST_F(asio_alarm_queue, a_function_that_throws_does_not_strand_the_other_alarms) {
     auto thrower = time.make_alarm();
     auto same_wake_up = time.make_alarm();
     auto later = time.make_alarm();
@@ -186,9 +181,7 @@ TEST(asio_alarm, a_function_that_throws_does_not_strand_the_other_alarms) {
 // An arming for a time already past (a deadline computed earlier) files the entry before
 // every entry that is due: an alarm that keeps re-arming itself for a past instant from its
 // own function must not keep the other due alarms of the source from running.
-TEST(asio_alarm, an_alarm_rearmed_for_the_past_does_not_starve_a_due_one) {
-    boost::asio::io_context io;
-    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+TEST_F(asio_alarm_queue, an_alarm_rearmed_for_the_past_does_not_starve_a_due_one) {
     auto spinner = time.make_alarm();
     auto due = time.make_alarm();
     const auto past = clock::now() - 1s;
@@ -208,9 +201,7 @@ TEST(asio_alarm, an_alarm_rearmed_for_the_past_does_not_starve_a_due_one) {
 
 // An alarm armed with an empty function (as one whose function became empty while arm()
 // replaced it: the old function's destructor cancelled it) is skipped, never called.
-TEST(asio_alarm, an_empty_function_is_not_called) {
-    boost::asio::io_context io;
-    redlock::detail::asio_time_source time(boost::asio::make_strand(io.get_executor()));
+TEST_F(asio_alarm_queue, an_empty_function_is_not_called) {
     auto alarm = time.make_alarm();
     alarm->arm(clock::now(), std::function<void()>());
     EXPECT_NO_THROW(io.run());
