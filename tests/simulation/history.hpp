@@ -48,6 +48,10 @@ namespace redlock::sim {
 ///     or an extend (decided at the vote that completes its quorum) is delivered before that
 ///     deadline on the client's clock, also when the client was paused with replies waiting
 ///     and ran them before the timer on resuming.
+/// (w) checked by the network (sim_connection::execute): a command handed to a connection
+///     that was open then is written at that instant, unless its client was paused
+///     meanwhile. Not a safety property: bytes a client keeps until some later, unrelated
+///     write (a batch never ended) cost every lock's latency, and nothing else sees it.
 /// Clock steps: a node's wall clock that steps forward expires its keys early, and (a) can
 /// then fail for a reason no client can always see. A step is detectable by a client before
 /// a moment g when that client took two consecutive TIME samples of the node, the first read
@@ -132,6 +136,15 @@ public:
 
     void pause(int client, real_ns from, real_ns to) {
         pauses_[static_cast<std::size_t>(client)].push_back({from, to});
+    }
+    /// Whether `client` was paused at any moment of [from, to].
+    bool paused_during(int client, real_ns from, real_ns to) const {
+        for (const auto& p : pauses_[static_cast<std::size_t>(client)]) {
+            if (p.from <= to && from <= p.to) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /// (k): an acquire `op` of `client` sleeps until `bound_local` at the latest, or (bound

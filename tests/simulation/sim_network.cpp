@@ -245,6 +245,16 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
             return;
         }
         const real_ns sent_at = path->take_sent(args, generation);
+        // (w): a command handed to a connection that was open then is written at once (inside
+        // send(), or by the flush of the same instant), unless its process was paused: bytes
+        // a client kept waited for some later, unrelated write (a batch never ended, a flush
+        // never posted), which no safety check notices.
+        if (sent_at >= opened_at && written > sent_at &&
+            !path->h_.paused_during(path->client_, sent_at, written)) {
+            path->h_.violation("(w) command written late", path->who_ + ": " + args[0] +
+                                                               " sent at " + fmt_time(sent_at) +
+                                                               ", written at " + fmt_time(written));
+        }
         node().command_sent_at = sent_at;
         // Only a resend (EVAL after NOSCRIPT) is sent later than its round started: an
         // original command is placed by the round's start, which the client weighs.
