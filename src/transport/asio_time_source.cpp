@@ -15,7 +15,7 @@ class queued_alarm;
 
 /// The armed alarms of one time source, on one steady_timer that ends no later than the
 /// earliest of them.
-class asio_time_source::alarm_queue {
+class asio_time_source::alarm_queue : public std::enable_shared_from_this<alarm_queue> {
 public:
     /// By due time, then by arming: alarms due together run in the order they were armed.
     using key = std::pair<clock::time_point, std::uint64_t>;
@@ -53,8 +53,6 @@ public:
         return node;
     }
 
-    void set_self(std::weak_ptr<alarm_queue> self) { self_ = std::move(self); }
-
 private:
     /// The timer moves only ever earlier here: a later alarm waits for the wake-up already
     /// coming. So arming and cancelling a timeout that rarely fires (an operation's, a
@@ -66,7 +64,7 @@ private:
         armed_for_ = at;
         const auto wait = ++waits_;
         timer_.expires_at(at);
-        timer_.async_wait([self = self_, wait](const boost::system::error_code& ec) {
+        timer_.async_wait([self = weak_from_this(), wait](const boost::system::error_code& ec) {
             const auto queue = self.lock();
             // A wait superseded by an earlier one: cancelled, or, when it had already fired
             // and sat queued on the strand, recognised by its number.
@@ -78,13 +76,18 @@ private:
     }
 
     void run_due();
+    /// The timer set for the earliest entry left, if any.
+    void wake_for_first() {
+        if (!due_.empty()) {
+            wake_for(due_.begin()->first.first);
+        }
+    }
 
     boost::asio::steady_timer timer_;
     entries due_;
     std::optional<clock::time_point> armed_for_;
     std::uint64_t waits_ = 0;
     std::uint64_t next_arming_ = 0;
-    std::weak_ptr<alarm_queue> self_;
 };
 
 namespace {
@@ -170,20 +173,14 @@ void asio_time_source::alarm_queue::run_due() {
         }
     } catch (...) {
         // The exception leaves run(), which may be called again: the others stay woken.
-        if (!due_.empty()) {
-            wake_for(due_.begin()->first.first);
-        }
+        wake_for_first();
         throw;
     }
-    if (!due_.empty()) {
-        wake_for(due_.begin()->first.first);
-    }
+    wake_for_first();
 }
 
 asio_time_source::asio_time_source(boost::asio::any_io_executor strand)
-    : queue_(std::make_shared<alarm_queue>(strand)) {
-    queue_->set_self(queue_);
-}
+    : queue_(std::make_shared<alarm_queue>(strand)) {}
 
 asio_time_source::~asio_time_source() = default;
 
