@@ -10,12 +10,12 @@
 namespace redlock::detail {
 
 acquire_fsm::acquire_fsm(std::size_t nodes, const lock_options& options, random_source random,
-                         std::uint64_t fence_floor)
+                         floor_source fence_floor)
     : options_(options)
     , random_(std::move(random))
     , votes_(nodes)
     , raises_(nodes)
-    , fence_floor_(fence_floor)
+    , fence_floor_source_(std::move(fence_floor))
     , counters_(nodes, 0)
     , answered_(nodes, false)
     , granted_(nodes, false)
@@ -31,13 +31,15 @@ acquire_action acquire_fsm::start(clock::time_point now, clock::time_point calle
     return begin_attempt(now);
 }
 
-acquire_action acquire_fsm::start_behind_waiters(clock::time_point now,
-                                                 clock::time_point called_at) {
+acquire_action acquire_fsm::start_behind_waiters(clock::time_point now, clock::time_point called_at,
+                                                 std::size_t position) {
     call_start_ = called_at;
+    position_ = position;
     const auto& retry = options_.retry;
     const auto subscribed =
         static_cast<std::size_t>(std::count(subscribed_.begin(), subscribed_.end(), true));
-    if (!retry.wake_on_release || retry.max_attempts == 1 || subscribed < votes_.quorum()) {
+    if (!retry.wake_on_release || retry.max_attempts == 1 ||
+        (options_.mode != lock_mode::exclusive && subscribed < votes_.quorum())) {
         return begin_attempt(now);
     }
     // Refused everywhere, as far as waking goes: a quorum of real announcements is needed.
@@ -53,6 +55,7 @@ acquire_action acquire_fsm::start_behind_waiters(clock::time_point now,
     }
     state_ = state::sleeping;
     backoff_wake_ = wake;
+    own_wake_ = wake;
     early_wake_ = false;
     return {acquire_action::kind::sleep, wake, {}};
 }
@@ -161,6 +164,7 @@ acquire_action acquire_fsm::begin_raise(clock::time_point now) {
     // t is above every counter the granting majority returned: any earlier grant's raise
     // majority meets this one, so t is above every token granted before. No counter is ever
     // left out of that maximum; one that leads the others too far refuses the acquire.
+    fence_floor_ = fence_floor_source_ ? fence_floor_source_() : 0;
     rejection_ = judge_counters(counters_, granted_, fence_floor_, options_.max_counter_lead);
     if (rejection_) {
         return fail_attempt(errc::fencing_counter_refused, now, true);
@@ -298,15 +302,24 @@ acquire_action acquire_fsm::after_cleanup(clock::time_point now) {
         return finish(failure_);
     }
     const auto& retry = options_.retry;
-    if (retry.max_attempts != 0 && attempt_ >= retry.max_attempts) {
+    // Attempts made for a later waiter (nudged) are its, not this one's.
+    const auto own = own_attempts();
+    if (retry.max_attempts != 0 && own >= retry.max_attempts) {
         return finish(failure_);
     }
-    const auto ceiling = backoff_ceiling(attempt_, retry.backoff_initial, retry.backoff_max);
+    const auto ceiling = backoff_ceiling(own, retry.backoff_initial, retry.backoff_max);
     // Where a quorum of nodes will announce the release, the backoff is only the fallback:
     // drawn from the upper half of its range, so that waiters do not poll while the handoff
     // serves them (full jitter would wake many of them long before their turn).
-    const auto wake = now + (covered_quorum() ? upper_half_jitter(ceiling, random_())
-                                              : full_jitter(ceiling, random_()));
+    auto wake = now + (covered_quorum() ? upper_half_jitter(ceiling, random_())
+                                        : full_jitter(ceiling, random_()));
+    if (last_borrowed_ && own_wake_ < wake) {
+        // The attempt was a later waiter's poll: this one's own backoff keeps its time, so
+        // that its own attempts, and max_attempts, still come (nudges alone would put them
+        // off for ever).
+        wake = std::max(now, own_wake_);
+    }
+    own_wake_ = wake;
     if (retry.wait_budget.count() != 0 && wake >= call_start_ + retry.wait_budget) {
         return finish(failure_);
     }
@@ -345,6 +358,15 @@ acquire_action acquire_fsm::on_moved_up(std::size_t position, clock::time_point 
     return reconsider(position, now);
 }
 
+acquire_action acquire_fsm::on_nudged(clock::time_point now) {
+    if (state_ != state::sleeping || deferred_ || early_wake_) {
+        return {};
+    }
+    early_wake_ = true;
+    nudged_ = true;
+    return {acquire_action::kind::sleep, now, {}};
+}
+
 acquire_action acquire_fsm::on_subscribed(std::size_t node, std::size_t position,
                                           clock::time_point now) {
     subscribed_.at(node) = true;
@@ -352,8 +374,22 @@ acquire_action acquire_fsm::on_subscribed(std::size_t node, std::size_t position
 }
 
 acquire_action acquire_fsm::reconsider(std::size_t position, clock::time_point now) {
+    if (state_ == state::idle) {
+        // Queued while waiting for connections: start() or start_behind_waiters() take the
+        // position the queue has then (it may move up meanwhile, unheard here).
+        return {};
+    }
     position_ = position;
-    return state_ == state::sleeping ? maybe_wake_early(now) : acquire_action{};
+    if (state_ != state::sleeping) {
+        return {};
+    }
+    if (deferred_ && position_ == 0) {
+        // Its backoff ran out behind older waiters, all gone now: its turn.
+        deferred_ = false;
+        early_wake_ = true;
+        return {acquire_action::kind::sleep, now, {}};
+    }
+    return maybe_wake_early(now);
 }
 
 void acquire_fsm::on_subscription_lost(std::size_t node) {
@@ -368,7 +404,10 @@ acquire_action acquire_fsm::on_local_grant() {
         return {};
     }
     // The key is held again, by a neighbour: what was freed before is taken; from here on
-    // only the nodes whose subscription is confirmed will tell us of the next release.
+    // only the nodes whose subscription is confirmed will tell us of the next release. A
+    // turn deferred to that neighbour comes with its release, not at once: an attempt now
+    // would only be refused (and spend one of the attempts allowed).
+    deferred_ = false;
     freed_.assign(votes_.nodes(), false);
     covered_ = subscribed_;
     if (!early_wake_) {
@@ -442,6 +481,39 @@ acquire_action acquire_fsm::on_wake(clock::time_point now) {
     const auto& retry = options_.retry;
     if (retry.wait_budget.count() != 0 && now >= call_start_ + retry.wait_budget) {
         return finish(failure_);
+    }
+    if (options_.mode == lock_mode::exclusive && retry.wake_on_release && position_ > 0) {
+        // Older waiters of this client for the same keys are still there (asleep, or
+        // attempting): they go first, in the order they were called; this one only would
+        // take the key from under them. It attempts once it is the oldest (reconsider),
+        // or sleeps on, within its wait budget.
+        // Each deferral has the oldest poll for this one: it counts as one of this one's
+        // attempts, so that max_attempts still ends it (and bounds the nudges).
+        if (retry.max_attempts != 0 && own_attempts() + deferrals_ >= retry.max_attempts) {
+            return finish(failure_);
+        }
+        deferred_ = true;
+        // Growing as attempts would, and never at once: with a zero backoff the deferral
+        // would spin.
+        ++deferrals_;
+        const auto ceiling =
+            backoff_ceiling(own_attempts() + deferrals_, retry.backoff_initial, retry.backoff_max);
+        auto wake = now + std::max<clock::duration>(upper_half_jitter(ceiling, random_()),
+                                                    std::chrono::milliseconds(1));
+        if (retry.wait_budget.count() != 0) {
+            wake = std::min(wake, call_start_ + retry.wait_budget);
+        }
+        backoff_wake_ = wake;
+        early_wake_ = false;
+        return {acquire_action::kind::sleep, wake, {}};
+    }
+    deferred_ = false;
+    // Made for a later waiter of the client: neither this one's max_attempts nor its
+    // backoff's growth counts it.
+    last_borrowed_ = nudged_;
+    if (nudged_) {
+        nudged_ = false;
+        ++borrowed_;
     }
     return begin_attempt(now);
 }

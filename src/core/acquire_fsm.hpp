@@ -54,12 +54,15 @@ struct acquire_action {
 class acquire_fsm {
 public:
     using random_source = std::function<std::uint64_t()>;
+    /// The highest fencing token this client already holds or held for the keys.
+    using floor_source = std::function<std::uint64_t()>;
 
-    /// `options` must already be validated. For a fenced lock, `fence_floor` is the highest
-    /// fencing token this client already holds or held for the key: a new token is always
-    /// above it, even if a node lost its counter.
+    /// `options` must already be validated. For a fenced lock, `fence_floor` is asked at each
+    /// raise, not once at the start: a token is always above every token this client was
+    /// granted for the keys before the raise began, even if a node lost its counter, also
+    /// one granted to another of its acquires while this one waited.
     acquire_fsm(std::size_t nodes, const lock_options& options, random_source random,
-                std::uint64_t fence_floor = 0);
+                floor_source fence_floor = {});
 
     /// `called_at`: when the caller asked (the wait budget runs from then), if earlier
     /// than `now` (the acquire waited for connections first).
@@ -68,9 +71,13 @@ public:
     /// Starts behind other waiters of this client for the key, already subscribed: the
     /// first attempt would only be refused while they wait, so it sleeps as if it had been,
     /// until the oldest of them is served and a release reaches it (or its backoff ends).
-    /// Attempts at once when it cannot be woken (subscribed on fewer than a quorum, no
-    /// retries allowed, or a wait budget too short for the sleep).
-    acquire_action start_behind_waiters(clock::time_point now, clock::time_point called_at);
+    /// Attempts at once when no retries are allowed or the wait budget is too short for the
+    /// sleep, and (a reader or permit holder) when it cannot be woken: subscribed on fewer
+    /// than a quorum. An exclusive one sleeps behind them anyway: it is not the one to hear
+    /// the next release (on_moved_up wakes it once it is the oldest). `position`: how many
+    /// waiters of the key that want the same keys are ahead of it.
+    acquire_action start_behind_waiters(clock::time_point now, clock::time_point called_at,
+                                        std::size_t position);
     /// A SET reply from `node` for attempt `attempt` (1-based). Replies to earlier attempts
     /// are ignored: their cleanup was already queued behind them on the same connection.
     /// A reply handled at or after the attempt's deadline is no vote: the deadline decides
@@ -109,6 +116,18 @@ public:
     /// A waiter ahead of this one stopped waiting: `position` is this one's now. Releases it
     /// heard but let pass for an older waiter wake it if it is the oldest now.
     acquire_action on_moved_up(std::size_t position, clock::time_point now);
+    /// A later waiter's backoff ran out while this one is the oldest: a sleeping oldest
+    /// attempts now (the key may have been freed unannounced); its attempts count as usual.
+    acquire_action on_nudged(clock::time_point now);
+    /// The last wake was deferred to older waiters of the client (the caller nudges the
+    /// oldest: release_watch::nudge).
+    bool deferred() const noexcept { return state_ == state::sleeping && deferred_; }
+    /// Wakes deferred so far: a deferred sleep lasts up to the backoff ceiling of retry
+    /// attempt() + deferrals(), and at least a millisecond.
+    unsigned deferrals() const noexcept { return deferrals_; }
+    /// The attempts made for this acquire itself: attempt() less those a later waiter's
+    /// nudge asked for. max_attempts and the backoff count these.
+    unsigned own_attempts() const noexcept { return attempt_ - borrowed_; }
     /// The subscription to `node`'s release channel of the key is confirmed: every release
     /// there from now on is announced to us.
     acquire_action on_subscribed(std::size_t node, std::size_t position, clock::time_point now);
@@ -134,6 +153,8 @@ public:
     /// Nodes of the granting majority whose counter was below fence_floor: a node whose
     /// counter went backwards (lost without fsync) or missed raises. Empty when none.
     const std::vector<std::size_t>& counters_behind_floor() const noexcept { return behind_; }
+    /// The floor the latest raise was above (0 before a raise).
+    std::uint64_t fence_floor() const noexcept { return fence_floor_; }
     /// Why the last attempt's counters could not give a token (errc::fencing_counter_refused);
     /// empty otherwise.
     const std::optional<counter_rejection>& counter_refused() const noexcept { return rejection_; }
@@ -175,6 +196,7 @@ private:
     tally votes_;
     tally raises_;
     bool raising_ = false;
+    floor_source fence_floor_source_;
     std::uint64_t fence_floor_ = 0;
     std::uint64_t fence_token_ = 0;
     bool raise_capped_by_validity_ = false;
@@ -199,6 +221,20 @@ private:
     bool early_wake_ = false;
     /// The last position among the local waiters of the key that the notifier reported.
     std::size_t position_ = 0;
+    /// An exclusive waiter's backoff ran out while older waiters of its client for the same
+    /// keys were still there: it attempts once it is the oldest (arrival order).
+    bool deferred_ = false;
+    /// Deferrals so far: each doubles the next sleep, as an attempt would.
+    unsigned deferrals_ = 0;
+    /// The wake in progress was a later waiter's nudge (on_nudged).
+    bool nudged_ = false;
+    /// Attempts made on a later waiter's nudge.
+    unsigned borrowed_ = 0;
+    /// The attempt in flight (or last) was made on a nudge.
+    bool last_borrowed_ = false;
+    /// When this one's own backoff was due to end last: a nudged attempt that fails does
+    /// not push it back.
+    clock::time_point own_wake_{};
 };
 
 } // namespace redlock::detail

@@ -56,7 +56,8 @@ acquire_op::acquire_op(std::shared_ptr<client_impl> impl, std::vector<std::strin
     , options_(std::move(options))
     , fsm_(
           impl_->node_count(), options_, [impl = impl_.get()] { return impl->next_random(); },
-          options_.fencing ? fence_floor() : 0)
+          options_.fencing ? acquire_fsm::floor_source([this] { return fence_floor(); })
+                           : acquire_fsm::floor_source())
     , completion_(std::move(done)) {}
 
 std::uint64_t acquire_op::fence_floor() const {
@@ -77,7 +78,7 @@ std::string acquire_op::keys_text() const {
 
 acquire_op::~acquire_op() {
     stop_waiting_for_links();
-    if (watching_) {
+    if (queued_) {
         impl_->releases().unwatch(watched_key(), this);
     }
 }
@@ -96,6 +97,14 @@ void acquire_op::start() {
         });
     });
     impl_->note_options(options_);
+    if (options_.retry.wake_on_release && options_.mode == lock_mode::exclusive) {
+        // Queued from its call, not from a first refusal, nor from the end of its wait for
+        // connections (a later call with a shorter wait budget would begin first): another
+        // acquire of this client for the same keys called later waits behind it, so that
+        // they are served in the order they were called.
+        impl_->releases().join(watched_key(), this);
+        queued_ = true;
+    }
     if (!wait_for_links()) {
         begin();
     }
@@ -151,12 +160,18 @@ void acquire_op::links_waited_for() {
 
 void acquire_op::begin() {
     started_ = true;
-    if (options_.retry.wake_on_release && impl_->releases().queued_like(watched_key(), this)) {
+    auto& releases = impl_->releases();
+    // An exclusive acquire queued at its call waits behind those called before it (not
+    // behind later ones that queued while it waited for connections); another one, behind
+    // whoever waits.
+    const bool behind = queued_ ? releases.position(watched_key(), this) > 0
+                                : releases.queued_like(watched_key(), this);
+    if (options_.retry.wake_on_release && behind) {
         // Others of this client wait for the same keys: this one queues behind them, under
         // their subscriptions, rather than send SETs that would be refused while they wait.
         // (One that waits for other keys too, a and b, may be waiting for b while a is free.)
         watch_releases();
-        act(fsm_.start_behind_waiters(now(), called_at_));
+        act(fsm_.start_behind_waiters(now(), called_at_, releases.position(watched_key(), this)));
         return;
     }
     act(fsm_.start(now(), called_at_));
@@ -203,8 +218,16 @@ void acquire_op::act(const acquire_action& action) {
         if (!sleeping_) {
             // The bound the options promise, worked out apart from the fsm: the simulation
             // checks the fsm's wakes against it.
-            sleep_bound_ = now() + backoff_ceiling(fsm_.attempt(), options_.retry.backoff_initial,
-                                                   options_.retry.backoff_max);
+            // A sleep deferred to older waiters of the client grows as a retry would.
+            sleep_bound_ =
+                now() + (fsm_.deferred()
+                             ? std::max<clock::duration>(
+                                   backoff_ceiling(fsm_.own_attempts() + fsm_.deferrals(),
+                                                   options_.retry.backoff_initial,
+                                                   options_.retry.backoff_max),
+                                   std::chrono::milliseconds(1))
+                             : backoff_ceiling(fsm_.own_attempts(), options_.retry.backoff_initial,
+                                               options_.retry.backoff_max));
         }
         sleeping_ = true;
         arm_timer(action.at);
@@ -233,6 +256,7 @@ void acquire_op::watch_releases() {
     auto& releases = impl_->releases();
     const bool first = !watching_;
     watching_ = true;
+    queued_ = true;
     releases.watch(watched_key(), this);
     if (first) {
         // Subscriptions other waiters of the key already have are in force for this one too.
@@ -257,6 +281,10 @@ void acquire_op::on_subscribed(std::size_t node, std::size_t position) {
 }
 
 void acquire_op::act_on_handoff(const acquire_action& action) {
+    // Told by the client's queue, which holds no reference: a wake may finish this
+    // operation, and finishing stops the timer that kept it alive (a close() cancelling
+    // several waiters of one key in a chain freed one mid-finish).
+    const auto keep_alive = shared_from_this();
     if (waiting_for_links_) {
         // Woken already: the next attempt waits only for its links now. The fsm has heard
         // the news; when to wake is no longer the question.
@@ -282,6 +310,13 @@ void acquire_op::on_local_grant(lock_mode winner) {
 
 void acquire_op::on_moved_up(std::size_t position) {
     act_on_handoff(fsm_.on_moved_up(position, now()));
+}
+
+void acquire_op::on_nudged() {
+    if (waiting_for_links_) {
+        return; // woken already: its next attempt is its own
+    }
+    act_on_handoff(fsm_.on_nudged(now()));
 }
 
 void acquire_op::send_sets() {
@@ -381,6 +416,10 @@ void acquire_op::retry() {
         m->on_acquire_wake(fsm_.waking_early());
     }
     act(fsm_.on_wake(now()));
+    if (fsm_.deferred()) {
+        // Its backoff ran out behind older waiters of this client: the oldest polls for it.
+        impl_->releases().nudge(watched_key(), this);
+    }
 }
 
 void acquire_op::on_timer() {
@@ -523,7 +562,8 @@ void acquire_op::finish(std::error_code error) {
         sleeping_ = false;
         impl_->observe_sleep(this, std::nullopt);
     }
-    if (watching_) {
+    if (queued_) {
+        queued_ = false;
         watching_ = false;
         auto& releases = impl_->releases();
         if (!error) {
@@ -587,7 +627,7 @@ void acquire_op::warn_about_counters_behind() const {
         impl_->log(log_level::error,
                    "fencing counter of " + keys_text() + " on " +
                        impl_->node(node).address().display() + " is below token " +
-                       std::to_string(fence_floor()) +
+                       std::to_string(fsm_.fence_floor()) +
                        " granted earlier: the node lost writes (restart without appendfsync "
                        "always?); tokens stay monotonic only while this client remembers");
     }

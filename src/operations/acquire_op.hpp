@@ -83,6 +83,7 @@ private:
     void on_subscription_lost(std::size_t node) override;
     void on_local_grant(lock_mode winner) override;
     void on_moved_up(std::size_t position) override;
+    void on_nudged() override;
 
     std::vector<std::string> keys_;
     /// The keys, sorted, each with its length in front: release_listener::wanted().
@@ -113,6 +114,10 @@ private:
     unsigned slot_ = 0;
     /// The latest end the options allow for the sleep in progress (environment::observe_sleep).
     clock::time_point sleep_bound_{};
+    /// In the client's queue of waiters for the keys: since begin() for an exclusive lock
+    /// (arrival order), else since the first sleep.
+    bool queued_ = false;
+    /// Subscribed to the key's releases (the first sleep, watch_releases()).
     bool watching_ = false;
     clock::time_point called_at_ = now();
 };

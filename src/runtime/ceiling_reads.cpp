@@ -15,7 +15,7 @@ void ceiling_reads::begin(std::size_t node, clock::time_point started, clock::ti
     r.id = ++next_id_;
     r.readings.assign(rounds_.size(), std::nullopt);
     r.outstanding.assign(rounds_.size(), 0);
-    r.odd_reported = false;
+    r.odd_reported.assign(rounds_.size(), false);
     r.largest_known = std::chrono::milliseconds{0};
     r.above_maximum = false;
 }

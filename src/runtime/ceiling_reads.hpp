@@ -33,8 +33,9 @@ public:
         /// Per reading node: its reads sent for this restart and not answered yet (a second
         /// round, read_again, queues behind the first on the same connection).
         std::vector<unsigned> outstanding;
-        /// An odd reading was logged (once per round).
-        bool odd_reported = false;
+        /// Per reading node: its odd reading was logged (each odd node once per round, in
+        /// whatever order their replies came: one node's report hides no other's).
+        std::vector<bool> odd_reported;
         /// The largest ceiling any reader answered in this round, eligible or not: the
         /// quarantine is looked at again until a ceiling this large has passed since the
         /// restart, not only within the maximum (whether it counts is decided at that time).

@@ -232,8 +232,8 @@ quarantine_figure client_impl::quarantine_figure_for(std::size_t node, clock::ti
         }
         counted_servers.push_back(run_id);
         eligible[reader] = reading;
-        if (reading->what == ceiling_reading::kind::odd && !round.odd_reported) {
-            round.odd_reported = true;
+        if (reading->what == ceiling_reading::kind::odd && !round.odd_reported.at(reader)) {
+            round.odd_reported[reader] = true;
             log(log_level::error,
                 "node " + nodes_[reader]->address().display() + ": " + reading->note + " (" +
                     config_.quarantine.node_key_prefix +
@@ -398,15 +398,40 @@ std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock
             return veto{errc::duplicate_node, std::move(message)};
         }
     }
+    if (auto own = link_veto(node, now, true)) {
+        return own;
+    }
+    // One server, however many addresses reach it: what another link of it saw (a restart,
+    // a clock step, an eviction seen) holds for the vote counted through this one. Each link
+    // samples on its own: a soak's double grant (seed 40546350) counted this link's vote
+    // while its clock mark was refused, after the second address had seen the step. Only
+    // the quarantine, which ends by itself: what another link read of the server's state
+    // (its policy, INFO refused to that link's user) may be stale once it is down, and
+    // this link reads its own.
+    for (std::size_t other = 0; !run_id.empty() && other < nodes_.size(); ++other) {
+        if (other == node || nodes_[other]->run_id() != run_id) {
+            continue;
+        }
+        if (auto seen = link_veto(other, now, false)) {
+            seen->message = "same server as " + nodes_[other]->address().display() +
+                            ", there: " + seen->message;
+            return seen;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<client_impl::veto> client_impl::link_veto(std::size_t node, clock::time_point now,
+                                                        bool state_too) {
     // INFO refused hides restarts from the quarantine and a memory policy from the eviction
     // veto: either one, while on, takes the node's vote.
-    if (config_.quarantine.enabled || !config_.eviction.accept_evicting_nodes) {
+    if (state_too && (config_.quarantine.enabled || !config_.eviction.accept_evicting_nodes)) {
         const auto undetectable = nodes_[node]->restarts_undetectable();
         if (!undetectable.empty()) {
             return veto{errc::restarts_undetectable, std::string(undetectable)};
         }
     }
-    if (!config_.eviction.accept_evicting_nodes) {
+    if (state_too && !config_.eviction.accept_evicting_nodes) {
         const auto risk = nodes_[node]->eviction_risk();
         if (!risk.empty()) {
             return veto{errc::node_can_evict, std::string(risk)};

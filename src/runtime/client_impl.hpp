@@ -131,8 +131,14 @@ public:
     /// Whether a grant `node` gave now must not count: the server already counts through
     /// another node (same run_id), its restarts or evictions cannot be detected (INFO
     /// refused) while the quarantine or the eviction veto is on, it can evict keys and
-    /// evicting nodes are not accepted, or it is quarantined after a restart or an eviction.
+    /// evicting nodes are not accepted, or it is quarantined after a restart or an eviction;
+    /// a quarantine any link to the same server knows counts too.
     std::optional<veto> veto_grant(std::size_t node, clock::time_point now);
+    /// What link `node` itself knows against its server's vote: a quarantine and, with
+    /// `state_too`, what it read of the server's state (INFO refused, a policy that evicts).
+    /// veto_grant asks the voting link for both and every other link of the server for the
+    /// quarantine.
+    std::optional<veto> link_veto(std::size_t node, clock::time_point now, bool state_too);
 
     /// environment::observe_sleep, when set.
     void observe_sleep(const void* op, std::optional<clock::time_point> bound) const {

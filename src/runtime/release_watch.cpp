@@ -32,10 +32,7 @@ std::string_view release_watch::key_of(std::size_t node, std::string_view channe
     return {};
 }
 
-void release_watch::watch(const std::string& key, release_listener* waiter) {
-    if (!make_ || shut_down_) {
-        return;
-    }
+release_watch::key_state& release_watch::add(const std::string& key, release_listener* waiter) {
     auto& k = keys_[key];
     if (k.nodes.empty()) {
         k.nodes.assign(addresses_.size(), sub::none);
@@ -43,6 +40,25 @@ void release_watch::watch(const std::string& key, release_listener* waiter) {
     }
     if (std::find(k.waiters.begin(), k.waiters.end(), waiter) == k.waiters.end()) {
         k.waiters.push_back(waiter);
+    }
+    return k;
+}
+
+void release_watch::join(const std::string& key, release_listener* waiter) {
+    if (!shut_down_) {
+        add(key, waiter);
+    }
+}
+
+void release_watch::watch(const std::string& key, release_listener* waiter) {
+    if (shut_down_) {
+        return;
+    }
+    // The queue is this client's own, announcements or not: its releases reach its waiters
+    // at once, and its waiters keep their order.
+    auto& k = add(key, waiter);
+    if (!make_) {
+        return;
     }
     for (std::size_t node = 0; node < addresses_.size(); ++node) {
         if (k.nodes[node] == sub::none) {
@@ -74,21 +90,20 @@ void release_watch::unwatch(const std::string& key, release_listener* waiter) {
     if (gone == waiters.end()) {
         return;
     }
-    const auto from = static_cast<std::size_t>(gone - waiters.begin());
+    const auto from = gone - waiters.begin();
     const auto wanted = waiter->wanted();
     waiters.erase(gone);
     if (!waiters.empty()) {
         // Only the oldest waiter of an exclusive lock (among those that want the same keys)
         // wakes on a release: one that leaves without the key (cancelled, out of attempts or
         // budget) may have been woken by a release that the next one heard too and let pass,
-        // leaving it to sleep out its backoff while the key is free. A copy: a waiter told may
-        // wake, finish, unwatch. Waiters that want other keys kept their places.
-        const auto now = waiters;
-        for (std::size_t i = from; i < now.size(); ++i) {
-            if (now[i]->wanted() == wanted) {
-                now[i]->on_moved_up(ahead_of(now, i, *now[i]));
-            }
-        }
+        // leaving it to sleep out its backoff while the key is free. Waiters that want other
+        // keys kept their places.
+        std::vector<release_listener*> behind;
+        std::copy_if(waiters.begin() + from, waiters.end(), std::back_inserter(behind),
+                     [&](const release_listener* w) { return w->wanted() == wanted; });
+        tell_each(key, behind,
+                  [](release_listener& w, std::size_t position) { w.on_moved_up(position); });
         return;
     }
     for (std::size_t node = 0; node < addresses_.size(); ++node) {
@@ -112,7 +127,7 @@ void release_watch::released_here(const std::string& key, const std::string& ann
         announced.erase(announced.begin());
     }
     announced.push_back(announcement);
-    tell_in_order(it->second, [](release_listener& w, std::size_t position) {
+    tell_each(key, it->second.waiters, [](release_listener& w, std::size_t position) {
         w.on_released_everywhere(position);
     });
 }
@@ -123,12 +138,24 @@ void release_watch::granted(const std::string& key, const release_listener* winn
     if (it == keys_.end()) {
         return;
     }
-    // A copy: a waiter told may unwatch.
-    const auto waiters = it->second.waiters;
-    for (auto* w : waiters) {
-        if (w != winner) {
-            w->on_local_grant(mode);
+    tell_each(key, it->second.waiters, [winner, mode](release_listener& w, std::size_t) {
+        if (&w != winner) {
+            w.on_local_grant(mode);
         }
+    });
+}
+
+void release_watch::nudge(const std::string& key, const release_listener* from) {
+    const auto it = keys_.find(key);
+    if (it == keys_.end()) {
+        return;
+    }
+    const auto& waiters = it->second.waiters;
+    const auto oldest =
+        std::find_if(waiters.begin(), waiters.end(),
+                     [&](const release_listener* w) { return w->wanted() == from->wanted(); });
+    if (oldest != waiters.end() && *oldest != from) {
+        tell_each(key, {*oldest}, [](release_listener& w, std::size_t) { w.on_nudged(); });
     }
 }
 
@@ -186,7 +213,7 @@ void release_watch::on_subscribed(std::size_t node, std::string_view channel,
         return;
     }
     it->second.nodes[node] = sub::confirmed;
-    tell_in_order(it->second, [node](release_listener& w, std::size_t position) {
+    tell_each(it->first, it->second.waiters, [node](release_listener& w, std::size_t position) {
         w.on_subscribed(node, position);
     });
 }
@@ -220,9 +247,8 @@ void release_watch::on_message(std::size_t node, std::string_view channel,
         std::find(announced.begin(), announced.end(), payload) != announced.end()) {
         return;
     }
-    tell_in_order(it->second, [node](release_listener& w, std::size_t position) {
-        w.on_released(node, position);
-    });
+    tell_each(it->first, it->second.waiters,
+              [node](release_listener& w, std::size_t position) { w.on_released(node, position); });
 }
 
 void release_watch::on_subscriptions_lost(std::size_t node) {

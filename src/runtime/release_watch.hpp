@@ -6,6 +6,7 @@
 #include "redlock/config.hpp"
 #include "redlock/node_address.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -37,6 +38,10 @@ public:
     /// A waiter ahead of this one (that wants the same keys) stopped waiting: `position` is
     /// this one's now.
     virtual void on_moved_up(std::size_t position) = 0;
+    /// A later waiter for the same keys had its backoff run out while this one is the
+    /// oldest: the key may have been freed unannounced (an expiry), and this one polls for
+    /// all of them, in their order.
+    virtual void on_nudged() = 0;
 
 protected:
     ~release_listener() = default;
@@ -53,15 +58,22 @@ public:
     using link_factory =
         std::function<std::unique_ptr<subscription_link>(std::size_t node, subscription_events&)>;
 
-    /// `make` may be empty: no notifications, every waiter sleeps its backoff out.
+    /// `make` may be empty: no notifications from the nodes; the waiters still queue, and
+    /// hear of this client's own releases.
     release_watch(std::vector<node_address> addresses, link_factory make);
     ~release_watch();
     release_watch(const release_watch&) = delete;
     release_watch& operator=(const release_watch&) = delete;
 
+    /// Registers an acquire as it begins, before its first attempt, without subscribing:
+    /// the waiters that arrive later queue behind it, also while that attempt is out, so
+    /// that one client's waiters for the same keys are served in the order they arrived
+    /// (docs/design.md, "Herd control and fairness"). Once per acquire; watch() after it
+    /// keeps the place.
+    void join(const std::string& key, release_listener* waiter);
     /// Registers a waiter (once; later calls only subscribe again where a subscription was
-    /// lost). Confirmed subscriptions are reported to it through on_subscribed, posted by
-    /// the caller's own loop: see confirmed().
+    /// lost) and subscribes. Confirmed subscriptions are reported to it through
+    /// on_subscribed, posted by the caller's own loop: see confirmed().
     void watch(const std::string& key, release_listener* waiter);
     void unwatch(const std::string& key, release_listener* waiter);
     /// A release of `key` by this client was just queued on every node's connection: its
@@ -70,6 +82,9 @@ public:
     void released_here(const std::string& key, const std::string& announcement);
     /// `winner` got `key` as a holder of mode `mode`: the other local waiters are told.
     void granted(const std::string& key, const release_listener* winner, lock_mode mode);
+    /// `from`'s backoff ran out behind older waiters of `key` that want the same keys: the
+    /// oldest of them is told (on_nudged).
+    void nudge(const std::string& key, const release_listener* from);
     /// Whether another waiter waits for `key` that wants the same keys as `like`.
     bool queued_like(const std::string& key, const release_listener* like) const;
     /// Whether the release channel of `key` is subscribed on `node` now.
@@ -80,7 +95,7 @@ public:
 private:
     enum class sub { none, pending, confirmed };
     struct key_state {
-        std::vector<release_listener*> waiters; ///< in the order they started to wait
+        std::vector<release_listener*> waiters; ///< in the order they joined
         std::vector<sub> nodes;
         std::vector<std::uint64_t> generation; ///< of the SUBSCRIBE in flight or in force
         /// The latest releases of the key by this client, told already: their
@@ -89,17 +104,29 @@ private:
         std::vector<std::string> announced;
     };
 
+    key_state& add(const std::string& key, release_listener* waiter);
     void subscribe(const std::string& key, key_state& k, std::size_t node);
     /// How many of `waiters[0, end)` want what `waiter` wants.
     static std::size_t ahead_of(const std::vector<release_listener*>& waiters, std::size_t end,
                                 const release_listener& waiter);
-    /// Calls `tell(waiter, position)` for each waiter of `k`, oldest first. Over a copy: a
-    /// waiter told may wake, finish and unwatch.
+    /// Calls `tell(waiter, position)` for each of `waiters` (of `key`), in order, that still
+    /// waits for the key when its turn comes, with its position then. A waiter told may wake,
+    /// finish and unwatch, and so may others it sets off (a client closing cancels them in a
+    /// chain): one that left meanwhile may be gone, and is not told; the key's state may be
+    /// gone too, and is looked up again each time.
+    /// Both taken by value: the key's state they come from may change or go meanwhile.
     template <typename Tell>
-    static void tell_in_order(const key_state& k, Tell tell) {
-        const auto waiters = k.waiters;
-        for (std::size_t i = 0; i < waiters.size(); ++i) {
-            tell(*waiters[i], ahead_of(waiters, i, *waiters[i]));
+    void tell_each(std::string key, std::vector<release_listener*> waiters, Tell tell) {
+        for (auto* waiter : waiters) {
+            const auto it = keys_.find(key);
+            if (it == keys_.end()) {
+                return;
+            }
+            const auto& now = it->second.waiters;
+            const auto at = std::find(now.begin(), now.end(), waiter);
+            if (at != now.end()) {
+                tell(*waiter, ahead_of(now, static_cast<std::size_t>(at - now.begin()), *waiter));
+            }
         }
     }
     std::string keyspace_channel(std::size_t node, const std::string& key) const;

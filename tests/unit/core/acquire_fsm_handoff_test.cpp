@@ -172,7 +172,7 @@ TEST(acquire_fsm_handoff, behind_local_waiters_it_sleeps_until_a_release_reaches
     h.random = 0; // the lowest draw: the upper half of the first backoff starts at 50 ms
     auto fsm = h.make();
     subscribe_everywhere(fsm, h.now);
-    const auto sleep = fsm.start_behind_waiters(h.now, h.now);
+    const auto sleep = fsm.start_behind_waiters(h.now, h.now, 1);
     ASSERT_EQ(sleep.what, kind::sleep);
     EXPECT_EQ(sleep.at, h.now + 50ms);
     EXPECT_EQ(fsm.attempt(), 0u) << "no attempt made";
@@ -192,18 +192,19 @@ TEST(acquire_fsm_handoff, behind_local_waiters_it_sleeps_until_a_release_reaches
 TEST(acquire_fsm_handoff, behind_local_waiters_it_attempts_at_once_when_it_could_not_be_woken) {
     {
         harness h;
+        h.options.mode = redlock::lock_mode::shared;
         auto fsm = h.make();
         fsm.on_subscribed(0, 1, h.now);
         fsm.on_subscribed(1, 1, h.now);
-        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now).what, kind::send_set)
-            << "subscribed on two of five";
+        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::send_set)
+            << "a reader subscribed on two of five";
     }
     {
         harness h;
         h.options.retry.max_attempts = 1;
         auto fsm = h.make();
         subscribe_everywhere(fsm, h.now);
-        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now).what, kind::send_set)
+        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::send_set)
             << "no retry allowed";
     }
     {
@@ -211,7 +212,7 @@ TEST(acquire_fsm_handoff, behind_local_waiters_it_attempts_at_once_when_it_could
         h.options.retry.wait_budget = 10ms;
         auto fsm = h.make();
         subscribe_everywhere(fsm, h.now);
-        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now).what, kind::send_set)
+        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::send_set)
             << "budget too short";
     }
     {
@@ -219,8 +220,156 @@ TEST(acquire_fsm_handoff, behind_local_waiters_it_attempts_at_once_when_it_could
         h.options.retry.wake_on_release = false;
         auto fsm = h.make();
         subscribe_everywhere(fsm, h.now);
-        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now).what, kind::send_set) << "handoff off";
+        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::send_set) << "handoff off";
     }
+}
+
+/// From `at`, `n` wakes of a waiter deferred to older ones: how long each deferred sleep is.
+std::vector<clock_type::duration> deferred_sleeps(acquire_fsm& fsm, clock_type::time_point at,
+                                                  int n) {
+    std::vector<clock_type::duration> sleeps;
+    for (int i = 0; i < n; ++i) {
+        const auto deferred = fsm.on_wake(at);
+        EXPECT_EQ(deferred.what, kind::sleep) << i;
+        EXPECT_TRUE(fsm.deferred()) << i;
+        sleeps.push_back(deferred.at - at);
+        at = deferred.at;
+    }
+    return sleeps;
+}
+
+// Arrival order: an exclusive waiter behind older ones of its client sleeps, subscribed
+// or not (the oldest hears the releases), and when its backoff runs out before they are
+// gone it does not attempt: it would only take the key from under them.
+TEST(acquire_fsm_handoff, behind_older_waiters_a_backoff_that_runs_out_defers_to_them) {
+    harness h;
+    h.random = 0;
+    auto fsm = h.make();
+    const auto sleep = fsm.start_behind_waiters(h.now, h.now, 2);
+    ASSERT_EQ(sleep.what, kind::sleep) << "not subscribed anywhere, and still behind them";
+    const auto deferred = fsm.on_wake(sleep.at);
+    ASSERT_EQ(deferred.what, kind::sleep) << "two older waiters are still there";
+    EXPECT_GT(deferred.at, sleep.at);
+    EXPECT_EQ(fsm.attempt(), 0u);
+    // One older waiter left: still one ahead.
+    EXPECT_EQ(fsm.on_moved_up(1, sleep.at + 1ms).what, kind::wait);
+    // The last one left: its turn at once, its backoff having run out already.
+    const auto turn = fsm.on_moved_up(0, sleep.at + 2ms);
+    ASSERT_EQ(turn.what, kind::sleep);
+    EXPECT_EQ(turn.at, sleep.at + 2ms);
+    EXPECT_TRUE(fsm.waking_early());
+    EXPECT_EQ(fsm.on_wake(turn.at).what, kind::send_set);
+    EXPECT_EQ(fsm.attempt(), 1u);
+}
+
+// Deferred, a waiter's sleeps grow as its attempts' would, and never end at once: with a
+// zero backoff it would spin on the client's strand.
+TEST(acquire_fsm_handoff, deferrals_grow_and_never_spin) {
+    harness h;
+    h.random = 0;
+    h.options.retry.backoff_initial = 0ms;
+    h.options.retry.backoff_max = 0ms;
+    auto fsm = h.make();
+    const auto sleep = fsm.start_behind_waiters(h.now, h.now, 1);
+    ASSERT_EQ(sleep.what, kind::sleep);
+    EXPECT_EQ(deferred_sleeps(fsm, sleep.at, 3), (std::vector<clock_type::duration>{1ms, 1ms, 1ms}))
+        << "a zero backoff deferred still waits a millisecond";
+    EXPECT_EQ(fsm.attempt(), 0u);
+}
+
+TEST(acquire_fsm_handoff, a_deferred_waiters_sleeps_double_and_are_at_least_a_millisecond) {
+    harness h;
+    h.random = 0;
+    h.options.retry.backoff_initial = 10ms;
+    h.options.retry.backoff_max = 1s;
+    auto fsm = h.make();
+    const auto sleep = fsm.start_behind_waiters(h.now, h.now, 1);
+    ASSERT_EQ(sleep.what, kind::sleep);
+    EXPECT_EQ(deferred_sleeps(fsm, sleep.at, 4),
+              (std::vector<clock_type::duration>{5ms, 10ms, 20ms, 40ms}))
+        << "the upper half of a ceiling that doubles, as for retries (initial x 2^(k-1))";
+    EXPECT_EQ(fsm.attempt(), 0u);
+}
+
+// The oldest waiter polls for the ones behind it: nudged (a later one's backoff ran out), a
+// sleeping oldest attempts at once, an attempt that counts against neither its max_attempts
+// nor its backoff's growth; one that is itself deferred, or already waking, does not.
+TEST(acquire_fsm_handoff, a_nudged_oldest_waiter_attempts_at_once) {
+    harness h;
+    auto fsm = h.make();
+    fsm.start(h.now);
+    ASSERT_EQ(refused_everywhere(fsm, 1, h.now).what, kind::sleep);
+    const auto nudged = fsm.on_nudged(h.now + 1ms);
+    ASSERT_EQ(nudged.what, kind::sleep);
+    EXPECT_EQ(nudged.at, h.now + 1ms);
+    EXPECT_TRUE(fsm.waking_early());
+    EXPECT_EQ(fsm.on_nudged(h.now + 1ms).what, kind::wait) << "waking already";
+    EXPECT_EQ(fsm.on_wake(nudged.at).what, kind::send_set);
+    EXPECT_EQ(fsm.attempt(), 2u);
+    EXPECT_EQ(fsm.own_attempts(), 1u)
+        << "made for the later waiter: not one of this one's max_attempts";
+    EXPECT_EQ(fsm.on_nudged(h.now + 2ms).what, kind::wait) << "attempting: nothing to do";
+}
+
+// Nudges are bounded: each deferral counts as one of the younger waiter's attempts, and a
+// nudged attempt that fails leaves the oldest's own backoff where it was, so that its own
+// attempts, and its max_attempts, still come (a helper's review: the two kept each other
+// waiting for as long as another client held the key).
+TEST(acquire_fsm_handoff, each_deferral_spends_one_of_the_younger_waiters_attempts) {
+    harness h;
+    h.options.retry.max_attempts = 3;
+    auto fsm = h.make();
+    auto at = fsm.start_behind_waiters(h.now, h.now, 1).at;
+    for (int i = 0; i < 3; ++i) {
+        const auto deferred = fsm.on_wake(at);
+        ASSERT_EQ(deferred.what, kind::sleep) << i;
+        at = deferred.at;
+    }
+    const auto done = fsm.on_wake(at);
+    ASSERT_EQ(done.what, kind::done) << "three polls made for it: its attempts are spent";
+    EXPECT_EQ(done.error, redlock::errc::contention);
+    EXPECT_EQ(fsm.attempt(), 0u);
+}
+
+TEST(acquire_fsm_handoff, a_failed_nudged_attempt_keeps_the_oldests_own_backoff) {
+    harness h; // full jitter draws the whole 100 ms
+    auto fsm = h.make();
+    fsm.start(h.now);
+    const auto own = refused_everywhere(fsm, 1, h.now);
+    ASSERT_EQ(own.what, kind::sleep);
+    ASSERT_EQ(own.at, h.now + 100ms);
+    const auto nudged = fsm.on_nudged(h.now + 10ms);
+    ASSERT_EQ(fsm.on_wake(nudged.at).what, kind::send_set);
+    const auto after = refused_everywhere(fsm, 2, h.now + 10ms);
+    ASSERT_EQ(after.what, kind::sleep);
+    EXPECT_EQ(after.at, h.now + 100ms) << "not pushed back to 110 ms";
+    EXPECT_EQ(fsm.own_attempts(), 1u);
+}
+
+TEST(acquire_fsm_handoff, deferring_to_older_waiters_keeps_the_wait_budget) {
+    harness h;
+    h.random = 0;
+    h.options.retry.wait_budget = 90ms;
+    auto fsm = h.make();
+    const auto sleep = fsm.start_behind_waiters(h.now, h.now, 1);
+    ASSERT_EQ(sleep.what, kind::sleep);
+    const auto deferred = fsm.on_wake(sleep.at);
+    ASSERT_EQ(deferred.what, kind::sleep);
+    EXPECT_EQ(deferred.at, h.now + 90ms) << "never past the budget (the backoff says 100 ms)";
+    const auto done = fsm.on_wake(deferred.at);
+    ASSERT_EQ(done.what, kind::done);
+    EXPECT_EQ(done.error, redlock::errc::contention);
+    EXPECT_EQ(fsm.attempt(), 0u);
+}
+
+TEST(acquire_fsm_handoff, a_reader_behind_older_waiters_attempts_when_its_backoff_runs_out) {
+    harness h;
+    h.options.mode = redlock::lock_mode::shared;
+    auto fsm = h.make();
+    subscribe_everywhere(fsm, h.now);
+    const auto sleep = fsm.start_behind_waiters(h.now, h.now, 1);
+    ASSERT_EQ(sleep.what, kind::sleep);
+    EXPECT_EQ(fsm.on_wake(sleep.at).what, kind::send_set) << "readers may get in side by side";
 }
 
 TEST(acquire_fsm_handoff, later_readers_are_staggered) {
@@ -320,6 +469,9 @@ TEST(acquire_fsm_handoff, a_subscription_confirmed_again_after_a_loss_counts_as_
 
 TEST(acquire_fsm_handoff, never_later_than_the_backoff) {
     harness h;
+    // Readers: the later ones are staggered (an exclusive waiter behind others defers to
+    // them: behind_older_waiters_a_backoff_that_runs_out_defers_to_them).
+    h.options.mode = redlock::lock_mode::shared;
     h.options.retry.backoff_initial = 1ms;
     h.options.retry.backoff_max = 1ms;
     auto fsm = h.make();

@@ -30,7 +30,7 @@ struct harness {
     }
     acquire_fsm make(std::uint64_t floor = 0) {
         return acquire_fsm(
-            5, options, [] { return 0; }, floor);
+            5, options, [] { return 0; }, [floor] { return floor; });
     }
 };
 
@@ -166,6 +166,24 @@ TEST(fenced_acquire_fsm, a_floor_above_the_counters_wins_and_names_the_nodes_beh
     EXPECT_EQ(fsm.counters_behind_floor(), (std::vector<std::size_t>{2, 4}));
 }
 
+// The floor is asked at the raise, not at the start: another acquire of this client granted
+// the key token 7 while this one waited, and the nodes lost their counters since (a restart
+// without fsync): the token is still above 7, never 7 again.
+TEST(fenced_acquire_fsm, the_floor_is_read_at_the_raise_not_when_the_acquire_began) {
+    harness h;
+    std::uint64_t floor = 0;
+    acquire_fsm fsm(
+        5, h.options, [] { return 0; }, [&floor] { return floor; });
+    fsm.start(h.now);
+    floor = 7;
+    fsm.on_set_reply(1, 0, node_outcome::granted, h.now, 6);
+    fsm.on_set_reply(1, 1, node_outcome::granted, h.now, 0);
+    ASSERT_EQ(fsm.on_set_reply(1, 2, node_outcome::granted, h.now, 0).what, kind::send_raise);
+    EXPECT_EQ(fsm.fence_token(), 8u);
+    EXPECT_EQ(fsm.fence_floor(), 7u);
+    EXPECT_EQ(fsm.counters_behind_floor(), (std::vector<std::size_t>{0, 1, 2}));
+}
+
 TEST(fenced_acquire_fsm, cancel_while_raising_cleans_up_and_reports_cancelled) {
     harness h;
     auto fsm = h.make();
@@ -262,8 +280,7 @@ namespace {
 TEST(fenced_acquire_fsm, a_counter_far_ahead_of_the_others_refuses_the_acquire_without_a_raise) {
     harness h;
     h.options.retry.max_attempts = 5; // refused counters are not retried anyway
-    acquire_fsm fsm(
-        3, h.options, [] { return 0; }, 0);
+    acquire_fsm fsm(3, h.options, [] { return 0; });
     fsm.start(h.now);
     fsm.on_set_reply(1, 2, node_outcome::failed, h.now);
     EXPECT_EQ(fsm.on_set_reply(1, 0, node_outcome::granted, h.now, 18446744073709551614u).what,
@@ -284,8 +301,7 @@ TEST(fenced_acquire_fsm, a_counter_far_ahead_of_the_others_refuses_the_acquire_w
 TEST(fenced_acquire_fsm, counters_within_the_bound_are_raised_above_the_highest) {
     harness h;
     h.options.max_counter_lead = 10;
-    acquire_fsm fsm(
-        3, h.options, [] { return 0; }, 0);
+    acquire_fsm fsm(3, h.options, [] { return 0; });
     fsm.start(h.now);
     fsm.on_set_reply(1, 0, node_outcome::granted, h.now, 13);
     ASSERT_EQ(fsm.on_set_reply(1, 1, node_outcome::granted, h.now, 3).what, kind::send_raise);
@@ -295,8 +311,7 @@ TEST(fenced_acquire_fsm, counters_within_the_bound_are_raised_above_the_highest)
 
 TEST(fenced_acquire_fsm, counters_at_the_top_refuse_with_the_same_error) {
     harness h;
-    acquire_fsm fsm(
-        3, h.options, [] { return 0; }, 0);
+    acquire_fsm fsm(3, h.options, [] { return 0; });
     fsm.start(h.now);
     fsm.on_set_reply(1, 0, node_outcome::granted, h.now, 18446744073709551615u);
     const auto cleanup =

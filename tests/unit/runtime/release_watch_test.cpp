@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
+#include <memory>
 
 namespace {
 
@@ -46,7 +48,14 @@ struct listener final : release_listener {
     void on_moved_up(std::size_t at) override {
         ++moved_up;
         position = at;
+        if (on_moved) {
+            on_moved();
+        }
     }
+    void on_nudged() override { ++nudged; }
+    std::size_t nudged = 0;
+    /// What the waiter does when told it moved up (leave, as a finished acquire does).
+    std::function<void()> on_moved;
 };
 
 TEST(release_watch, a_refused_subscribe_touches_only_its_own_key) {
@@ -157,6 +166,52 @@ TEST(release_watch, a_waiter_for_other_keys_too_holds_back_no_one) {
     watch.unwatch("a", &alone);
     EXPECT_EQ(later.moved_up, 1u);
     EXPECT_EQ(later.position, 0u);
+}
+
+// Joined at the call, before any subscription: a queue without a command, also where the
+// client has no subscriber at all (its own releases still reach its waiters).
+TEST(release_watch, waiters_joined_at_their_call_queue_without_subscribing) {
+    release_watch watch({node_address{}}, {});
+    listener first;
+    listener second;
+    watch.join("k", &first);
+    watch.join("k", &second);
+    EXPECT_EQ(watch.position("k", &first), 0u);
+    EXPECT_EQ(watch.position("k", &second), 1u);
+    EXPECT_FALSE(watch.confirmed("k", 0));
+    watch.released_here("k", "x");
+    EXPECT_EQ(first.released_here, 1u);
+    EXPECT_EQ(second.released_here, 1u);
+    // A later waiter's backoff ran out: the oldest polls for it; the oldest's own nudges no
+    // one.
+    watch.nudge("k", &second);
+    EXPECT_EQ(first.nudged, 1u);
+    watch.nudge("k", &first);
+    EXPECT_EQ(first.nudged, 1u);
+    EXPECT_EQ(second.nudged, 0u);
+    watch.unwatch("k", &first);
+    watch.unwatch("k", &second);
+    EXPECT_EQ(watch.position("k", &second), 0u);
+}
+
+// A waiter told that it moved up may leave at once, and so set off the next one (a client
+// closing cancels them in a chain): each one still there is told once, none after it left.
+TEST(release_watch, waiters_leaving_in_a_chain_are_told_only_while_they_wait) {
+    release_watch watch({node_address{}}, {});
+    std::vector<std::unique_ptr<listener>> waiters;
+    for (int i = 0; i < 4; ++i) {
+        waiters.push_back(std::make_unique<listener>());
+        watch.join("k", waiters.back().get());
+    }
+    for (std::size_t i = 1; i < waiters.size(); ++i) {
+        auto* self = waiters[i].get();
+        self->on_moved = [&watch, self] { watch.unwatch("k", self); };
+    }
+    watch.unwatch("k", waiters[0].get());
+    for (std::size_t i = 1; i < waiters.size(); ++i) {
+        EXPECT_EQ(waiters[i]->moved_up, 1u) << i;
+    }
+    EXPECT_FALSE(watch.queued_like("k", waiters[0].get())) << "all of them left";
 }
 
 } // namespace
