@@ -7,7 +7,10 @@
 
 #include <charconv>
 #include <cstdio>
+#include <limits>
+#include <memory>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,19 +19,28 @@ namespace redlock::detail {
 std::string wire_bytes(const std::string_view* args, std::size_t count) {
     boost::container::small_vector<const char*, 16> argv(count);
     boost::container::small_vector<std::size_t, 16> lengths(count);
+    std::size_t total = 0;
     for (std::size_t i = 0; i < count; ++i) {
         argv[i] = args[i].data();
         lengths[i] = args[i].size();
+        total += args[i].size();
     }
-    char* formatted = nullptr;
+    // hiredis 0.14 counts a command's bytes in an int and formats a length as an unsigned
+    // int: anything near 2 GiB would be corrupted, not refused. The library's commands
+    // are kilobytes (keys are capped at 1 KiB); this keeps a bug from becoming a bad write.
+    if (total > std::numeric_limits<int>::max() / 2) {
+        throw std::length_error("redlock: a command of " + std::to_string(total) + " bytes");
+    }
+    // The sds form, not redisFormatCommandArgv: that one writes every length with sprintf;
+    // sds formats them itself, in a fifth fewer instructions per command (callgrind).
+    sds formatted = nullptr;
     const int length =
-        redisFormatCommandArgv(&formatted, static_cast<int>(count), argv.data(), lengths.data());
+        redisFormatSdsCommandArgv(&formatted, static_cast<int>(count), argv.data(), lengths.data());
+    const std::unique_ptr<char, void (*)(sds)> owned(formatted, redisFreeSdsCommand);
     if (length < 0) {
         throw std::bad_alloc();
     }
-    std::string bytes(formatted, static_cast<std::size_t>(length));
-    redisFreeCommand(formatted);
-    return bytes;
+    return std::string(formatted, static_cast<std::size_t>(length));
 }
 
 std::string wire_bytes(const command& cmd) {

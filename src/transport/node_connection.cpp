@@ -144,7 +144,11 @@ void node_connection::issue(std::string bytes, const std::shared_ptr<reply_targe
         bytes.erase(0, written);
         wire_->write_error = ec;
     }
-    wire_->queued += bytes;
+    if (wire_->queued.empty()) {
+        wire_->queued = std::move(bytes); // most often alone: taken, not copied
+    } else {
+        wire_->queued += bytes;
+    }
     if (batch_depth_ == 0) {
         schedule_flush(); // else the outermost end_batch() writes it
     }

@@ -48,6 +48,18 @@ TEST(commands, set_nx_px_argument_vector) {
     EXPECT_EQ(c.args[5], "30000");
 }
 
+TEST(commands, wire_bytes_are_a_resp_array_of_bulk_strings) {
+    // Arguments a key or token may hold: empty, CRLF and NUL inside, and one long enough
+    // for a length of several digits.
+    const std::string binary("a\r\n\0b", 5);
+    const std::string long_text(12345, 'x');
+    const d::command cmd{{"SET", "", binary, long_text}};
+    EXPECT_EQ(d::wire_bytes(cmd), "*4\r\n$3\r\nSET\r\n$0\r\n\r\n$5\r\n" + binary +
+                                      "\r\n$12345\r\n" + long_text + "\r\n");
+    const std::string_view none[1] = {"PING"};
+    EXPECT_EQ(d::wire_bytes(none, 1), "*1\r\n$4\r\nPING\r\n");
+}
+
 TEST(commands, scripts_use_evalsha_with_their_digest_and_eval_as_fallback) {
     const std::vector<std::string> keys{"k"};
     auto sha = d::script_call(d::release_script, false, {keys}, {"tok"});
