@@ -54,6 +54,7 @@ int history::grant(int client, const lock& granted, std::int64_t valid_until_loc
     const auto drift = static_cast<std::int64_t>(static_cast<double>(ttl) * o.clock_drift_factor) +
                        std::chrono::nanoseconds(o.drift_allowance).count();
     h.granted_at = world_.now();
+    h.ttl = ttl;
     h.attempt_start = std::min(world_.now(), real_at(client, valid_until_local - ttl + drift));
     if (!o.fencing) {
         // A fenced grant is decided at its raise: only its validity bounds it.
@@ -62,6 +63,7 @@ int history::grant(int client, const lock& granted, std::int64_t valid_until_loc
     holders_.push_back(std::move(h));
     const int id = static_cast<int>(holders_.size()) - 1;
     const auto& added = holders_.back();
+    watch_presence(id, added.windows.back().to);
     SIM_TRACE(world_, "c" + std::to_string(client),
               "GRANT " + keys_of(added.keys) + mode_of(added.mode, added.permits) + " holder h" +
                   std::to_string(id) + " token " + added.token.substr(0, 8) +
@@ -97,9 +99,48 @@ void history::extended(int id, const lock& l, std::int64_t valid_until_local) {
     renew(id, valid_until_local);
 }
 
+void history::watch_presence(int id, real_ns to) {
+    if (nodes_holding && to - us > world_.now()) {
+        world_.at(to - us, -1, [this, id, to] { check_presence(id, to); });
+    }
+}
+
+void history::check_presence(int id, real_ns to) {
+    const auto& h = holders_[static_cast<std::size_t>(id)];
+    const real_ns now = world_.now();
+    if (now >= h.end) {
+        return; // no longer relied on
+    }
+    if (const auto it = force_deletes_.find(h.token);
+        it != force_deletes_.end() && it->second.front() <= now) {
+        return; // an operator's override (see protected_time)
+    }
+    const int quorum = static_cast<int>(nodes_ / 2 + 1);
+    // The round that opened this window began a ttl less the drift before its end (a
+    // renewal's round, for a renewal's window; the drift covers the clocks' rates): a node
+    // that crashed before then did not vote in it.
+    const real_ns since = std::max(h.attempt_start, to - h.ttl);
+    const int holding = nodes_holding(h.keys, h.token, since);
+    if (holding >= quorum) {
+        return;
+    }
+    const std::string what = describe(id) + ": on " + std::to_string(holding) + " of " +
+                             std::to_string(nodes_) + " nodes at " + fmt_time(now) +
+                             ", inside its validity";
+    // A node whose wall clock stepped forward expires keys early: residue as for (a).
+    for (const auto& st : steps_) {
+        if (st.delta > 0 && st.at <= now) {
+            residue_.push_back("(u) token not on a quorum (a clock stepped): " + what);
+            return;
+        }
+    }
+    violation("(u) token not on a quorum", what);
+}
+
 void history::renew(int id, std::int64_t valid_until_local) {
     auto& h = holders_[static_cast<std::size_t>(id)];
     h.windows.push_back({world_.now(), real_at(h.client, valid_until_local)});
+    watch_presence(id, h.windows.back().to);
     SIM_TRACE(world_, "c" + std::to_string(h.client),
               "RENEWED h" + std::to_string(id) + " valid until real " +
                   fmt_time(h.windows.back().to));
@@ -301,13 +342,46 @@ void history::mismatch_heard(int client, int node, const std::vector<std::string
     m.nodes.emplace(node, world_.now());
 }
 
-void history::acquire_ended(int client, real_ns started, real_ns node_timeout, std::error_code ec) {
+void history::waiter_ended(int client, std::string keys, real_ns started, bool granted,
+                           bool may_barge, bool queued) {
+    waiters_.push_back(
+        {client, std::move(keys), started, world_.now(), granted, may_barge, queued});
+}
+
+std::size_t history::acquire_began(int client) {
+    if (spans_.size() <= static_cast<std::size_t>(client)) {
+        spans_.resize(static_cast<std::size_t>(client) + 1);
+    }
+    auto& mine = spans_[static_cast<std::size_t>(client)];
+    mine.emplace_back(world_.now(), INT64_MAX);
+    return mine.size() - 1;
+}
+
+void history::span_ended(int client, std::size_t span) {
+    spans_.at(static_cast<std::size_t>(client)).at(span).second = world_.now();
+}
+
+void history::acquire_ended(int client, std::size_t span, real_ns started, real_ns node_timeout,
+                            std::error_code ec) {
+    span_ended(client, span);
+    const auto& spans = spans_[static_cast<std::size_t>(client)];
     for (auto it = mismatches_.begin(); it != mismatches_.end();) {
         const auto& m = it->second;
         // Answers to commands sent before this acquire started (late answers to an earlier
         // acquire of this client, after it ended) are not this acquire's votes.
         if (m.client != client || m.sent < started) {
             ++it;
+            continue;
+        }
+        // Sent while another acquire of the client (another lane) was out: whose it was is
+        // not known here (a token per attempt), so it is judged for neither.
+        bool shared = false;
+        for (std::size_t other = 0; other < spans.size(); ++other) {
+            shared = shared || (other != span && spans[other].first <= m.sent &&
+                                m.sent <= spans[other].second);
+        }
+        if (shared) {
+            it = mismatches_.erase(it);
             continue;
         }
         // Answers well inside the node_timeout (the client's clock runs within 0.25 % of
@@ -337,6 +411,7 @@ void history::acquire_ended(int client, real_ns started, real_ns node_timeout, s
 }
 
 void history::deleted(int node, const std::string& key, const std::string& token) {
+    deletes_.insert({node, key, token});
     for (std::size_t id = 0; id < holders_.size(); ++id) {
         const auto& h = holders_[id];
         if (h.token == token && std::find(h.keys.begin(), h.keys.end(), key) != h.keys.end() &&
@@ -499,9 +574,41 @@ void history::sleep(int client, const void* op, std::optional<std::int64_t> boun
 }
 
 void history::check_end() {
+    // (x): b granted while a, of the same client and keys, called earlier, still waited.
+    for (const auto& a : waiters_) {
+        for (const auto& b : waiters_) {
+            if (a.client == b.client && a.keys == b.keys && a.started < b.started && b.granted &&
+                a.queued && b.queued && !b.may_barge && b.ended < a.ended) {
+                violation("(x) waiter overtaken",
+                          "c" + std::to_string(a.client) + " " + a.keys +
+                              ": the acquire called at " + fmt_time(b.started) +
+                              " was granted at " + fmt_time(b.ended) + " while the one called at " +
+                              fmt_time(a.started) + " still waited (it ended at " +
+                              fmt_time(a.ended) + (a.granted ? ", granted)" : ", not granted)"));
+            }
+        }
+    }
     for (std::size_t i = 0; i < calls_.size(); ++i) {
         if (calls_[i] == 0) {
             violation("(f) handler never ran", "call #" + std::to_string(i));
+        }
+    }
+    // (s): where every command arrives and runs within a node_timeout, the key a failed
+    // attempt wrote is deleted by its cleanup (release.lua), never left to expire. Every
+    // attempt has a token of its own; the keys of granted tokens are left out: they go with
+    // their release, or expire on purpose (a holder that stopped relying on them).
+    if (check_cleanups_) {
+        std::set<std::string> granted;
+        for (const auto& h : holders_) {
+            granted.insert(h.token);
+        }
+        for (const auto& written : lock_sets_) {
+            const auto& [node, key, token] = written;
+            if (!granted.count(token) && !deletes_.count(written)) {
+                violation("(s) a failed attempt's key left to expire",
+                          "node" + std::to_string(node) + ": " + key + " of token " +
+                              token.substr(0, 8) + " was never deleted");
+            }
         }
     }
     std::map<std::string, std::vector<int>> by_key;
@@ -624,6 +731,15 @@ void history::check_end() {
                 // Two readers (or permit holders) raised concurrently may be told of their
                 // grants in either order: their tokens need only differ.
                 const bool ordered = !may_overlap(prev.mode, prev.permits, cur.mode, cur.permits);
+                // Lost counters: other clients' tokens may repeat (docs/safety.md says so);
+                // the client's own floor keeps its own tokens apart.
+                const bool lost_between = std::any_of(
+                    counters_lost_at_.begin(), counters_lost_at_.end(), [&](real_ns at) {
+                        return prev.attempt_start <= at && at <= cur.windows.front().from;
+                    });
+                if (lost_between && cur.client != prev.client) {
+                    continue;
+                }
                 if (ordered ? cur.fence <= prev.fence : cur.fence == prev.fence) {
                     violation("(b) fencing token not increasing", describe(fenced[j].second) +
                                                                       " granted after " +

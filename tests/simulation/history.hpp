@@ -8,11 +8,13 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <vector>
 
 namespace redlock::sim {
@@ -21,7 +23,12 @@ namespace redlock::sim {
 /// (a) no two holders with overlapping validity windows on one key, unless both are shared
 ///     (readers) or both hold permits, and never more permit holders at once than permits;
 /// (b) fencing tokens strictly increase in grant order per key (between two shared or two
-///     permit holders, which may be granted concurrently, only distinct);
+///     permit holders, which may be granted concurrently, only distinct); where a node whose
+///     counters are not durable crashed between the earlier holder's attempt and the later
+///     one's grant, only among one client's holders (what its fence floors promise,
+///     docs/safety.md "Durability"): a grant after the loss, to any lane of the client, is
+///     above every token the client was granted before it. Two grants both after the last
+///     loss are ordered again (their majorities meet on a node that kept its counter);
 /// (c) with_lock never reports success for work that ran outside the holder's validity;
 /// (d) the loss signal never fires after valid_until on the holder's clock, except at the
 ///     instant a holder paused across it resumes, and does fire when the validity ran out
@@ -44,6 +51,9 @@ namespace redlock::sim {
 ///     (the key holds a lock of another kind or permit count, or what is no lock) from a
 ///     quorum of nodes within its node_timeout (a late answer is no vote), its process not paused
 ///     meanwhile, ends with errc::lock_mismatch, unless it was cancelled.
+/// (x) one client's exclusive acquires for the same keys are served in the order they were
+///     called: none is granted while an earlier one still waits (a try-lock, one attempt
+///     allowed, excepted: it attempts at once).
 /// (r) a vote counts only if it was handled before its round's deadline: an unfenced grant
 ///     or an extend (decided at the vote that completes its quorum) is delivered before that
 ///     deadline on the client's clock, also when the client was paused with replies waiting
@@ -126,8 +136,23 @@ public:
         releasing_.insert(token);
         release_timeout_[token] = node_timeout;
     }
-    /// A node deleted `key`, which carried `token`, now: for (k).
+    /// A node deleted `key`, which carried `token`, now: for (k) and (s).
     void deleted(int node, const std::string& key, const std::string& token);
+    /// (u): how many nodes hold `token` on every one of `keys` now, a node that lost keys
+    /// without a command since `since` (the round that opened the window began then or
+    /// later) counted with them when its clients quarantine it. Set by the schedule; then
+    /// every window of every holder is checked at its last microsecond.
+    std::function<int(const std::vector<std::string>& keys, const std::string& token,
+                      real_ns since)>
+        nodes_holding;
+    /// A node wrote `key` with `token` and an expiry now: for (s).
+    void lock_set(int node, const std::string& key, const std::string& token) {
+        lock_sets_.insert({node, key, token});
+    }
+    /// This schedule's network and nodes never lose, refuse, delay past a node_timeout or
+    /// forget a command, and nothing is paused, cut, closed or force-released: every
+    /// failed attempt's cleanup reaches its nodes, so (s) is checked.
+    void check_cleanups() { check_cleanups_ = true; }
     /// A closed client's link gave up on the release of `token`, sent at `sent_at`, when
     /// its drain ended now: for (l).
     void release_cut_at_close(int client, const std::string& token, real_ns sent_at);
@@ -157,8 +182,26 @@ public:
                         real_ns sent_at);
     /// (q): an acquire of `client` with this node_timeout, started at `started`, ended now
     /// with `ec`.
-    void acquire_ended(int client, real_ns started, real_ns node_timeout, std::error_code ec);
+    /// An exclusive acquire of `client` for `keys` (sorted, joined) that began at `started`
+    /// ended now, granted or not; `may_barge`: it allows one attempt only, which goes at
+    /// once whoever waits (a try-lock); `queued`: it waited in its client's queue
+    /// (`wake_on_release`: without it there is no queue, and the order is not promised either
+    /// way). For (x).
+    void waiter_ended(int client, std::string keys, real_ns started, bool granted, bool may_barge,
+                      bool queued);
+    /// An acquire of `client` begins now (an acquire, or a with_lock until it ends): its
+    /// span, which acquire_ended or span_ended closes. (q) judges the mismatches heard
+    /// while no other span of the client was open: with lanes, an answer of one lane's
+    /// attempt is not the other's.
+    std::size_t acquire_began(int client);
+    void span_ended(int client, std::size_t span);
+    void acquire_ended(int client, std::size_t span, real_ns started, real_ns node_timeout,
+                       std::error_code ec);
     void set_node_count(std::size_t nodes) { nodes_ = nodes; }
+    /// A node without durable counters crashed now (node_faults::durable_counters): for a
+    /// grant whose raise may have read a counter it lost, (b) holds only within each client
+    /// (its fence floors).
+    void counters_lost(real_ns at) { counters_lost_at_.push_back(at); }
 
     /// Every command any link sends: for (g).
     void on_send(int client, int node, const std::vector<std::string>& args);
@@ -235,6 +278,7 @@ private:
         bool with_lock;
         real_ns granted_at = 0;    ///< delivered
         real_ns attempt_start = 0; ///< the winning attempt began: votes counted from then on
+        real_ns ttl = 0;           ///< the lock's, which its extends and renewals keep
     };
     real_ns real_at(int client, std::int64_t local) const {
         return clocks_[static_cast<std::size_t>(client)].real_at(local, INT64_MIN / 2);
@@ -245,6 +289,9 @@ private:
     std::string describe(int id) const;
     /// The end of the holder's uninterrupted validity from its grant on (windows uncut).
     real_ns covered_from(const holder& h, real_ns from) const;
+    /// (u) for holder `id` at the end of the window that ends at `to`.
+    void watch_presence(int id, real_ns to);
+    void check_presence(int id, real_ns to);
     /// (r) for a round of `client`'s with options `o` decided now, whose validity runs to
     /// `valid_until_local`.
     void check_counted_in_time(int client, const lock_options& o, std::int64_t valid_until_local,
@@ -263,6 +310,11 @@ private:
     std::map<std::string, real_ns> release_timeout_;
     /// When force releases deleted each token's holds, node by node.
     std::map<std::string, std::vector<real_ns>> force_deletes_;
+    /// (node, key, token) of every lock key written, and of every compare-and-delete.
+    std::set<std::tuple<int, std::string, std::string>> lock_sets_;
+    std::set<std::tuple<int, std::string, std::string>> deletes_;
+    bool check_cleanups_ = false;
+    std::vector<real_ns> counters_lost_at_;
     std::set<int> closed_;
     std::vector<int> calls_;
     std::vector<std::string> violations_;
@@ -293,6 +345,18 @@ private:
         std::map<int, real_ns> nodes;
     };
     std::map<std::string, mismatches> mismatches_;
+    struct waiter {
+        int client;
+        std::string keys;
+        real_ns started;
+        real_ns ended;
+        bool granted;
+        bool may_barge;
+        bool queued;
+    };
+    std::vector<waiter> waiters_;
+    /// Per client: its acquires' spans, [begin, end] (end INT64_MAX while open).
+    std::vector<std::vector<std::pair<real_ns, real_ns>>> spans_;
     std::size_t nodes_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "scenario.hpp"
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -39,6 +40,16 @@ constexpr std::uint64_t learn_salt = 0x6c6561726e0007a1ULL;
 /// maximum: none of regression_seeds.txt recorded before it gets one (they replay the schedules
 /// that found their bugs).
 constexpr std::uint64_t lower_salt = 0x6c6f7765720023c0ULL;
+/// Salt of the generator of the nodes' keyspace notifications.
+constexpr std::uint64_t keyspace_salt = 0x6b657973706163feULL;
+/// Salt of the generator of the nodes that refuse INFO.
+constexpr std::uint64_t info_salt = 0x696e666f000001b4ULL;
+/// Salt of the generator of the held extend replies.
+constexpr std::uint64_t hold_salt = 0x686f6c6465787406ULL;
+/// Salt of the generator of a client's lanes side by side.
+constexpr std::uint64_t lanes_salt = 0x6c616e6573000666ULL;
+/// Salt of the generator of the nodes whose fencing counters a crash loses.
+constexpr std::uint64_t counters_salt = 0x636f756e74000175ULL;
 
 drift_clock make_clock(world& w) {
     // Rates within a quarter of the drift factor either way: client/node rate ratios stay
@@ -595,6 +606,153 @@ scenario make_scenario(world& w, int forced_profile) {
         auto& evicting = s.nodes[eviction() % s.nodes.size()];
         evicting.evict_rate = std::uniform_real_distribution<double>(0.02, 0.3)(eviction);
     }
+    // Renewals whose replies come back late: in one renewal_deadline schedule of three, the
+    // nodes hold every extend's reply 5 to 40 ms, so that a renewal started with an eighth
+    // of the ttl left (10 to 19 ms) often reaches its quorum after the validity it extends,
+    // inside its node_timeout (20 to 40 ms): such a quorum comes too late to count (mutant
+    // q adopted it). A generator of its own, whose salt gives none of regression_seeds.txt
+    // held replies: they replay the schedules that found their bugs.
+    std::mt19937_64 holding(w.seed() ^ hold_salt);
+    if (s.prof == profile::renewal_deadline && holding() % 3 == 0) {
+        s.net.hold_extend_min = 5 * ms;
+        s.net.hold_extend_max = 40 * ms;
+        s.net.hold_extend_seed = holding();
+    }
+    // Nodes with keyspace notifications for expiries (notify-keyspace-events Kx), in one
+    // schedule of eight: an expired lock key is announced, which wakes the waiters as a
+    // release does. A generator of its own, whose salt gives none of regression_seeds.txt
+    // the notifications: they replay the schedules that found their bugs.
+    std::mt19937_64 keyspace(w.seed() ^ keyspace_salt);
+    if (keyspace() % 8 == 0) {
+        for (auto& node : s.nodes) {
+            node.keyspace_events = true;
+            node.keyspace_seed = keyspace();
+        }
+    }
+    // A node that refuses INFO (a user without +info), in one schedule of eight, for a
+    // share of its INFO commands: its clients cannot see its restarts or evictions then, and
+    // must not count its votes. A generator of its own, whose salt gives none of
+    // regression_seeds.txt the refusals.
+    std::mt19937_64 refusing(w.seed() ^ info_salt);
+    if (refusing() % 8 == 0) {
+        auto& node = s.nodes[refusing() % s.nodes.size()];
+        node.info_refused_rate = std::uniform_real_distribution<double>(0.2, 1.0)(refusing);
+        node.info_refused_seed = refusing();
+    }
+    // A client whose threads wait for the same lock side by side, in one schedule of six:
+    // its first operation again in one to three more lanes, starting within 3 ms of it, so
+    // that they queue behind each other in the client (local handoff, the waiters' order,
+    // one fence floor for all of them). Half of them fenced. A generator of its own, whose
+    // salt gives none of regression_seeds.txt the lanes.
+    std::mt19937_64 lanes(w.seed() ^ lanes_salt);
+    if (lanes() % 6 == 0) {
+        auto& mine = s.ops[lanes() % s.ops.size()];
+        const bool fenced = lanes() % 2 == 0 && mine[0].lock.mode == lock_mode::exclusive;
+        mine[0].lock.fencing = mine[0].lock.fencing || fenced;
+        const auto extra = 1 + static_cast<int>(lanes() % 3);
+        for (int lane = 1; lane <= extra; ++lane) {
+            op_plan copy = mine[0];
+            copy.lane = lane;
+            copy.gap += static_cast<real_ns>(lanes() % static_cast<std::uint64_t>(3 * ms));
+            // Patient enough to wait behind the others.
+            copy.lock.retry.max_attempts = std::max(copy.lock.retry.max_attempts, 6U);
+            mine.push_back(std::move(copy));
+        }
+        // Drawn after the lanes, so that those above stay what they were: in half of these
+        // schedules each copy waits with its own backoff and, one time in three, a wait
+        // budget (an older waiter with a slow backoff must not hold a later one back
+        // beyond the key's being free, and a later call with a short budget must not go
+        // first: (x)).
+        const bool varied = lanes() % 2 == 0;
+        for (auto& op : mine) {
+            if (!varied) {
+                break;
+            }
+            op.lock.retry.backoff_initial = milliseconds(std::array{1, 3, 10, 30}[lanes() % 4]);
+            op.lock.retry.backoff_max =
+                std::max(op.lock.retry.backoff_max, op.lock.retry.backoff_initial);
+            if (op.lane != 0 && lanes() % 3 == 0) {
+                op.lock.retry.wait_budget = milliseconds(50 + lanes() % 351);
+            }
+        }
+        // Drawn last, so that everything above stays what it was. In one schedule of four
+        // with lanes (of those without backoffs of their own), every copy retries with no
+        // backoff at all: the oldest retries at once after each refusal, and a younger one's
+        // deferred sleeps last at least 1 ms instead of spinning (docs/design.md, "Herd
+        // control and fairness"). In another one of four, the last lane does not listen for
+        // releases (`wake_on_release` off: it stays out of the queue, may go first and may be
+        // overtaken; (x) judges the others, two or more lanes where there were three or more).
+        switch (lanes() % 4) {
+        case 0:
+            for (auto& op : mine) {
+                if (!varied) {
+                    op.lock.retry.backoff_initial = milliseconds(0);
+                }
+            }
+            break;
+        case 1:
+            mine.back().lock.retry.wake_on_release = false;
+            break;
+        default:
+            break;
+        }
+    }
+    // Nodes that lose their fencing counters when they crash (no appendfsync always), in one
+    // schedule of eight: tokens of different clients may repeat then, and each client's own
+    // stay increasing (b). A generator of its own, whose salt gives none of
+    // regression_seeds.txt the loss.
+    std::mt19937_64 counters(w.seed() ^ counters_salt);
+    if (counters() % 8 == 0) {
+        for (auto& node : s.nodes) {
+            node.durable_counters = false;
+        }
+        // Half of them lose power: every node crashes at once while client 0 holds a fenced
+        // lock that another of its lanes waits for. Once the quarantine is over, the waiter
+        // is granted from counters that all start again at 0: only the client's floor, read
+        // at its raise and not when it began to wait, keeps its token above the holder's.
+        // Not where the maximum was lowered: that workload claims only what a fault-free
+        // schedule shows (above), and a crash of every node takes the ceilings that keep the
+        // lowered clients from counting the nodes while client 0's longer lock stands.
+        if (counters() % 2 == 0 && s.lowered_max_ttl.count() == 0) {
+            s.config.fleet_max_ttl = sim_fleet_max_ttl;
+            auto& c0 = s.ops[0];
+            op_plan holder = c0[0];
+            holder.what = op_plan::kind::plain;
+            holder.key = "k0";
+            holder.more_keys.clear();
+            // Lanes of their own: client 0's planned operations (the long lock of the
+            // restart workloads above) keep their times.
+            int free_lane = 0;
+            for (const auto& op : c0) {
+                free_lane = std::max(free_lane, op.lane + 1);
+            }
+            holder.lane = free_lane;
+            holder.lock.mode = lock_mode::exclusive;
+            holder.lock.fencing = true;
+            holder.lock.ttl = milliseconds(150);
+            holder.lock.node_timeout = milliseconds(15);
+            holder.lock.retry.max_attempts = 6;
+            holder.gap = 0;
+            holder.hold = 80 * ms;
+            holder.extend_midway = false;
+            holder.cancel_after = -1;
+            op_plan waiter = holder;
+            waiter.lane = free_lane + 1;
+            waiter.gap = 1 * ms;
+            waiter.lock.retry.max_attempts = 40;
+            waiter.lock.retry.backoff_initial = milliseconds(10);
+            waiter.lock.retry.backoff_max = milliseconds(50);
+            c0.push_back(holder);
+            c0.push_back(waiter);
+            fault crash;
+            crash.what = fault::kind::crash;
+            crash.at = 50 * ms + static_cast<real_ns>(counters() % (20 * ms));
+            crash.duration = 1 * ms + static_cast<real_ns>(counters() % (10 * ms));
+            for (crash.node = 0; crash.node < nodes; ++crash.node) {
+                s.faults.push_back(crash);
+            }
+        }
+    }
     // The veto disabled, to check that the simulation catches what it prevents.
     if (const char* accept = std::getenv("REDLOCK_SIM_ACCEPT_EVICTING"); accept && *accept == '1') {
         s.config.eviction.accept_evicting_nodes = true;
@@ -638,7 +796,8 @@ std::vector<std::string> describe_plan(const scenario& s) {
         std::snprintf(
             buf, sizeof buf, "node%zu: clock rate %.5f, error replies %.3f, stalls %.3f up to %s",
             n, s.node_clocks[n].rate, f.error_rate, f.slow_rate, ms_text(f.slow_max).c_str());
-        out.push_back(std::string(buf) + (f.lies_about_counter ? ", lies about its counters" : ""));
+        out.push_back(std::string(buf) + (f.lies_about_counter ? ", lies about its counters" : "") +
+                      (f.durable_counters ? "" : ", counters lost on a crash"));
     }
     std::snprintf(buf, sizeof buf,
                   "network: latency %s + exp(%s), tail %.3f up to %s, lost replies %.3f",
@@ -650,7 +809,9 @@ std::vector<std::string> describe_plan(const scenario& s) {
         std::snprintf(buf, sizeof buf, "c%zu: clock rate %.5f", c, s.client_clocks[c].rate);
         std::string line = buf;
         for (const auto& op : s.ops[c]) {
-            line += std::string("; ") + kinds[static_cast<int>(op.what)] + " " + op.key;
+            line += std::string("; ") +
+                    (op.lane == 0 ? "" : "lane " + std::to_string(op.lane) + ": ") +
+                    kinds[static_cast<int>(op.what)] + " " + op.key;
             for (const auto& more : op.more_keys) {
                 line += "+" + more;
             }

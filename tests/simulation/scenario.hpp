@@ -42,6 +42,9 @@ struct op_plan {
     real_ns cancel_after = -1;
     /// with_lock: the work stops when cancelled (else it ignores its slot).
     bool cancellable_work = true;
+    /// The client's operations run one after the other in each lane, the lanes side by side
+    /// (threads of one process sharing its client): lane 0 unless a workload adds lanes.
+    int lane = 0;
 };
 
 struct fault {

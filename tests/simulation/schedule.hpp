@@ -49,6 +49,8 @@ public:
 private:
     struct client_slot {
         std::unique_ptr<redlock::client> client;
+        /// Its lanes still running their operations.
+        int lanes_running = 0;
         bool done = false;
         /// Its close() has run on its strand: the shutdown is over.
         bool closed = false;
@@ -81,11 +83,15 @@ private:
     static std::int64_t local(std::chrono::steady_clock::time_point t);
 
     // workload.cpp
-    boost::asio::awaitable<void> client_task(int c);
+    /// The operations of client `c`'s lane `lane`, one after the other.
+    boost::asio::awaitable<void> client_task(int c, int lane);
     struct granted {
         int holder;
         lock held;
     };
+    /// Tells the history that an exclusive acquire of `op` called at `started` ended now,
+    /// granted or not (x).
+    void waiter_ended(int c, const op_plan& op, real_ns started, bool granted);
     /// An acquire, cancelled when `op` says so; the grant is recorded in the history.
     boost::asio::awaitable<std::optional<granted>> acquire_step(int c, const op_plan& op,
                                                                 const char* what);

@@ -75,10 +75,13 @@ int take_command(std::string& buffer, std::vector<std::string>& args) {
     return 1;
 }
 
-bool is_clock_mark(const std::vector<std::string>& args) {
-    const auto& s = detail::clock_mark_script;
+bool is_script(const std::vector<std::string>& args, const detail::script& s) {
     return args.size() >= 2 && ((args[0] == "EVALSHA" && args[1] == s.sha1) ||
                                 (args[0] == "EVAL" && args[1] == s.text));
+}
+
+bool is_clock_mark(const std::vector<std::string>& args) {
+    return is_script(args, detail::clock_mark_script);
 }
 
 /// The clock mark in a RESP reply, read as node_connection reads it.
@@ -203,17 +206,21 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
             last_arrival = arrive;
             w().at(arrive, -1,
                    [self = shared_from_this(), chunk = std::string(bytes.substr(at, size)),
-                    written] { self->arrive(chunk, written); });
+                    written]() mutable { self->arrive(std::move(chunk), written); });
             at += size;
         }
     }
 
-    void arrive(const std::string& chunk, real_ns written) {
+    void arrive(std::string chunk, real_ns written) {
         if (w().now() > node_end_gone_after || incarnation != node().incarnation() ||
             !node().up()) {
             return;
         }
-        request += chunk;
+        if (request.empty()) {
+            request = std::move(chunk);
+        } else {
+            request += chunk;
+        }
         request_written_at = written;
         for (;;) {
             std::vector<std::string> args;
@@ -280,6 +287,9 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
                                           mark.step_at.count()});
                 };
             }
+        }
+        if (path->net_.hold_extend_max > 0 && is_script(args, detail::extend_script)) {
+            end += path->hold_extend();
         }
         if (!closed && !reset && !dead && w().chance(path->net_.lost_reply_rate)) {
             SIM_TRACE(w(), path->who_, "reply will be lost");
@@ -598,6 +608,8 @@ sim_path::sim_path(world& w, history& h, sim_node& node, int client, drift_clock
     , client_(client)
     , clock_(clock)
     , net_(net)
+    , hold_rng_(net.hold_extend_seed ^ (static_cast<std::uint64_t>(client) << 32) ^
+                static_cast<std::uint64_t>(node.id()))
     , notify_(notify)
     , who_("c" + std::to_string(client) + "->n" + std::to_string(node.id())) {}
 
@@ -605,6 +617,12 @@ sim_path::~sim_path() = default;
 
 std::unique_ptr<detail::stream_connector> sim_path::connector(asio::any_io_executor strand) {
     return std::make_unique<connector_impl>(shared_from_this(), std::move(strand));
+}
+
+real_ns sim_path::hold_extend() {
+    return net_.hold_extend_min +
+           static_cast<real_ns>(hold_rng_() % static_cast<std::uint64_t>(net_.hold_extend_max -
+                                                                         net_.hold_extend_min + 1));
 }
 
 real_ns sim_path::latency() {

@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,13 @@ struct net_faults {
     /// Per reply: the node ran the command but the reply never arrives; nothing more comes
     /// out of that connection, and it is found broken (reset) a little later.
     double lost_reply_rate = 0;
+    /// Per renewal or extend (lua/extend.lua) reply: held back at the node for a uniform
+    /// time in [hold_extend_min, hold_extend_max] before it leaves (0: never). Drawn so that
+    /// a renewal's quorum may come after the validity it extends (mutant q).
+    real_ns hold_extend_min = 0;
+    real_ns hold_extend_max = 0;
+    /// The generator of those holds, apart from the world's so that nothing else moves.
+    std::uint64_t hold_extend_seed = 0;
 };
 
 /// How release notifications fare in one schedule (subscriber connections).
@@ -94,6 +102,8 @@ private:
     class connector_impl;
 
     real_ns latency();
+    /// How long the node holds back an extend's reply (net_faults::hold_extend_*).
+    real_ns hold_extend();
     /// When a message leaving now gets across, partitions included.
     real_ns crossing();
     /// When the command `args` that the node runs now from the connection of `generation`
@@ -107,6 +117,7 @@ private:
     int client_;
     drift_clock clock_;
     net_faults net_;
+    std::mt19937_64 hold_rng_;
     notify_faults notify_;
     std::string who_;
     real_ns partitioned_until_ = 0;

@@ -66,7 +66,9 @@ sim_node::sim_node(world& w, int id, drift_clock clock, node_faults faults)
     : world_(w)
     , id_(id)
     , clock_(clock)
-    , faults_(faults) {
+    , faults_(faults)
+    , keyspace_rng_(faults.keyspace_seed)
+    , info_refused_rng_(faults.info_refused_seed) {
     restart();
     // Up long before the schedule starts: no quarantine at the first connect.
     started_ = -w.uniform(10 * sec, 86400 * sec);
@@ -88,10 +90,43 @@ sim_node::entry* sim_node::find(const std::string& key) {
         return nullptr;
     }
     if (it->second.expire_us != no_expiry && local_us() >= it->second.expire_us) {
-        data_.erase(it);
+        expire(it);
         return nullptr;
     }
     return &it->second;
+}
+
+void sim_node::expire(std::unordered_map<std::string, entry>::iterator it) {
+    const auto key = it->first;
+    data_.erase(it);
+    if (faults_.keyspace_events) {
+        cmd_publish({"PUBLISH", "__keyspace@0__:" + key, "expired"});
+    }
+}
+
+void sim_node::watch_expiry(const std::string& key) {
+    const auto it = data_.find(key);
+    if (!faults_.keyspace_events || it == data_.end() || it->second.expire_us == no_expiry) {
+        return;
+    }
+    const auto lag = static_cast<real_ns>(keyspace_rng_() % static_cast<std::uint64_t>(100 * ms));
+    if (it->second.expire_us > INT64_MAX / us || it->second.expire_us < INT64_MIN / us) {
+        return; // "never" or "long past" (after_ms's bounds): found by a command, if ever
+    }
+    const real_ns at = clock_.real_at(it->second.expire_us * us, world_.now()) + lag;
+    world_.at(at, -1, [this, key, written = it->second.written, incarnation = incarnation_] {
+        const auto again = data_.find(key);
+        // Gone, written again (with a watch of its own) or lost in a crash: nothing here.
+        if (incarnation != incarnation_ || again == data_.end() ||
+            again->second.written != written || again->second.expire_us == no_expiry) {
+            return;
+        }
+        if (local_us() < again->second.expire_us) {
+            watch_expiry(key); // moved later (PEXPIRE), or the clock stepped back
+            return;
+        }
+        expire(again);
+    });
 }
 
 sim_node::entry* sim_node::find_as(const std::string& key, kind t, bool& wrong) {
@@ -120,6 +155,13 @@ std::string sim_node::execute(const std::vector<std::string>& args, const std::s
     const auto verb = upper(args[0]);
     if (faults_.evict_rate > 0 && verb != "INFO" && world_.chance(faults_.evict_rate)) {
         evict_one();
+    }
+    if (verb == "INFO" && faults_.info_refused_rate > 0 &&
+        std::uniform_real_distribution<double>(0, 1)(info_refused_rng_) <
+            faults_.info_refused_rate) {
+        SIM_TRACE(world_, name(), who + " INFO -> refused (NOPERM)");
+        return sim_reply::error("NOPERM User default has no permissions to run the 'info' command")
+            .resp();
     }
     if (verb != "INFO" && world_.chance(faults_.error_rate)) {
         static const char* const errors[] = {
@@ -271,12 +313,16 @@ sim_reply sim_node::cmd_set(const args_t& a) {
     note_hold_written(a[1], a[2], was_live);
     auto& fresh = create(a[1], kind::string);
     fresh.value = a[2];
+    if (when >= 0 && on_lock_set) {
+        on_lock_set(a[1], a[2]);
+    }
     if (when >= 0) {
         fresh.expire_us = unit == "PX" || unit == "EX" ? after_ms(local_us(), when - now_ms)
                                                        : after_ms(-epoch_ns / us, when);
     } else {
         fresh.expire_us = kept;
     }
+    watch_expiry(a[1]);
     return get ? old : sim_reply::status("OK");
 }
 
@@ -380,6 +426,7 @@ sim_reply sim_node::expire(const args_t& a, bool absolute) {
         return sim_reply::number(1);
     }
     e->expire_us = absolute ? after_ms(-epoch_ns / us, target) : after_ms(local_us(), when);
+    watch_expiry(a[1]);
     return sim_reply::number(1);
 }
 
@@ -426,9 +473,7 @@ sim_reply sim_node::cmd_hset(const args_t& a) {
                                [&](const auto& f) { return f.first == a[i]; });
         if (a[i] != "mode" && a[i] != "writer_waiting") {
             // A holder's field: its value is its deadline (ms on this node's TIME).
-            long long deadline = 0;
-            const bool was_live = it != e->fields.end() && it->second.size() <= 15 &&
-                                  parse_int(it->second, deadline) && deadline > time_ms();
+            const bool was_live = it != e->fields.end() && deadline_ahead(it->second);
             note_hold_written(a[1], a[i], was_live);
         }
         if (it == e->fields.end()) {
@@ -690,14 +735,6 @@ bool sim_node::writer_mark_ahead(const std::string& key) {
     if (!e || e->type != kind::hash) {
         return false;
     }
-    // As the scripts read a holder's deadline: up to 15 digits, milliseconds on this node.
-    const auto now = time_ms();
-    const auto ahead = [now](const std::string& value) {
-        long long d = 0;
-        return value.size() <= 15 && !value.empty() &&
-               value.find_first_not_of("0123456789") == std::string::npos && parse_int(value, d) &&
-               d > now;
-    };
     bool shared = false;
     bool mark = false;
     bool reader = false;
@@ -705,9 +742,9 @@ bool sim_node::writer_mark_ahead(const std::string& key) {
         if (field == "mode") {
             shared = value == "shared";
         } else if (field == "writer_waiting") {
-            mark = ahead(value);
+            mark = deadline_ahead(value);
         } else {
-            reader |= ahead(value);
+            reader |= deadline_ahead(value);
         }
     }
     return shared && mark && reader;
@@ -803,6 +840,7 @@ void sim_node::crash() {
     }
     up_ = false;
     ++incarnation_;
+    crashed_at_ = world_.now();
     SIM_TRACE(world_, name(),
               "CRASH (data lost" +
                   std::string(faults_.durable_counters ? ", counters kept)" : ")"));
@@ -841,6 +879,7 @@ void sim_node::evict_one() {
     SIM_TRACE(world_, name(), "evicted " + victim->first);
     data_.erase(victim);
     ++evicted_keys_;
+    evicted_at_ = world_.now();
     // forced_ stays: an eviction says that keys went, not which, so a client writes a key back
     // only where it saw a restart (recreate_where), never after an eviction alone.
 }
@@ -863,6 +902,33 @@ void sim_node::restart() {
 void sim_node::flush_scripts() {
     scripts_.clear();
     SIM_TRACE(world_, name(), "SCRIPT FLUSH");
+}
+
+bool sim_node::holds(const std::string& key, const std::string& token) const {
+    const auto it = data_.find(key);
+    if (!up_ || it == data_.end()) {
+        return false;
+    }
+    const auto& e = it->second;
+    if (e.expire_us != no_expiry && local_us() >= e.expire_us) {
+        return false;
+    }
+    if (e.type == kind::string) {
+        return e.value == token;
+    }
+    if (e.type != kind::hash) {
+        return false;
+    }
+    const auto field = std::find_if(e.fields.begin(), e.fields.end(),
+                                    [&](const auto& f) { return f.first == token; });
+    return field != e.fields.end() && deadline_ahead(field->second);
+}
+
+bool sim_node::deadline_ahead(const std::string& value) const {
+    long long d = 0;
+    return value.size() <= 15 && !value.empty() &&
+           value.find_first_not_of("0123456789") == std::string::npos && parse_int(value, d) &&
+           d > time_ms();
 }
 
 std::vector<std::string> sim_node::live_lock_keys() const {

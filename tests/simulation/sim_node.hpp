@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -37,6 +38,14 @@ struct node_faults {
     /// with an expiry that has the least time left, counting it in evicted_keys. Zero: a
     /// node with maxmemory 0 that never evicts.
     double evict_rate = 0;
+    /// notify-keyspace-events Kx: a key that expires is announced, "expired" on
+    /// __keyspace@0__:<key>, when it is found expired (by a command, or by Redis' active
+    /// expiry, here 0 to 100 ms after its time, drawn from keyspace_seed).
+    bool keyspace_events = false;
+    std::uint64_t keyspace_seed = 0;
+    /// Per INFO: refused with NOPERM (a user without +info), drawn from info_refused_seed.
+    double info_refused_rate = 0;
+    std::uint64_t info_refused_seed = 0;
 };
 
 /// A Redis 7.0 master, single-threaded: the commands the library and the scripts of lua/
@@ -105,6 +114,9 @@ public:
     /// string that is its token, or HDEL of its token's field in a lock hash. For (k).
     std::function<void(const std::string& key, const std::string& token)> on_delete;
 
+    /// A lock's key was written here: a SET with an expiry (the acquire's SET NX PX,
+    /// acquire.lua's SET PX, a write-back), `token` its value. For (s).
+    std::function<void(const std::string& key, const std::string& token)> on_lock_set;
     /// force_release.lua deleted `token`'s hold of `key` here now (its DEL of a lock string,
     /// whose value is the token, or of a lock hash, one call per holder's field): for (n).
     std::function<void(const std::string& key, const std::string& token)> on_force_delete;
@@ -125,6 +137,12 @@ public:
     /// Keys that still live (not expired on the node's clock), fencing counters, the clock
     /// mark and a TTL ceiling with an expiry excluded.
     std::vector<std::string> live_lock_keys() const;
+    /// Whether `token` holds `key` here now: a live string equal to it, or a live lock hash
+    /// with its field and a deadline ahead on this node's clock. For (u).
+    bool holds(const std::string& key, const std::string& token) const;
+    /// When the node last lost its keys in a crash, and last evicted one; INT64_MIN never.
+    real_ns crashed_at() const noexcept { return crashed_at_; }
+    real_ns evicted_at() const noexcept { return evicted_at_; }
 
 private:
     /// What TIME adds to the node's local clock (ns): it reads like a real node's.
@@ -155,12 +173,19 @@ private:
     static const command_spec* lookup(const std::string& name);
 
     std::int64_t local_now() const { return clock_.local(world_.now()); }
+    /// A holder's deadline as the scripts read it (up to 15 digits, milliseconds on this
+    /// node's TIME), ahead of now.
+    bool deadline_ahead(const std::string& value) const;
     std::int64_t local_us() const { return local_now() / us; }
     entry* find(const std::string& key);
     /// The key's entry when it is of type `t`; nullptr when missing; `wrong` set otherwise.
     entry* find_as(const std::string& key, kind t, bool& wrong);
     entry& create(const std::string& key, kind t);
     void erase(const std::string& key);
+    /// keyspace_events: an expired key goes, announced.
+    void expire(std::unordered_map<std::string, entry>::iterator it);
+    /// keyspace_events: the active expiry of `key` at its expiry time, plus a lag.
+    void watch_expiry(const std::string& key);
 
     /// One command from a client (depth 0) or a script (script_command).
     sim_reply dispatch(const args_t& args, bool from_script);
@@ -195,12 +220,16 @@ private:
     int id_;
     drift_clock clock_;
     node_faults faults_;
+    real_ns crashed_at_ = INT64_MIN;
+    real_ns evicted_at_ = INT64_MIN;
     bool up_ = true;
     std::uint64_t incarnation_ = 1;
     std::string run_id_;
     real_ns started_ = 0;
     real_ns busy_until_ = 0;
     std::unordered_map<std::string, entry> data_;
+    std::mt19937_64 keyspace_rng_;
+    std::mt19937_64 info_refused_rng_;
     std::map<std::string, std::map<std::uint64_t, message_sink>> channels_;
     std::unordered_set<std::string> scripts_; // this node's script cache (SHA1s)
     /// The script running now: what the hooks (on_delete, on_note, the force-release ones)

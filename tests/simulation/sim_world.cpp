@@ -7,6 +7,7 @@ namespace redlock::sim {
 world::world(std::uint64_t seed, bool tracing)
     : seed_(seed)
     , rng_(seed)
+    , io_(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE) // one thread: no locking
     , tracing_(tracing) {}
 
 std::int64_t world::uniform(std::int64_t lo, std::int64_t hi) {

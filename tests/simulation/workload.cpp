@@ -129,8 +129,11 @@ asio::awaitable<void> schedule::sleep(int c, real_ns local_duration) {
     co_await sim_sleep(w_, h_.clock(c), c, local_duration, false, as_tuple);
 }
 
-asio::awaitable<void> schedule::client_task(int c) {
+asio::awaitable<void> schedule::client_task(int c, int lane) {
     for (const auto& op : sc_.ops[static_cast<std::size_t>(c)]) {
+        if (op.lane != lane) {
+            continue;
+        }
         co_await sleep(c, op.gap);
         switch (op.what) {
         case op_plan::kind::plain:
@@ -145,8 +148,11 @@ asio::awaitable<void> schedule::client_task(int c) {
         }
     }
     // A close due after a release that never came: at the end of the workload.
-    released(c);
-    SIM_TRACE(w_, who(c), "workload done");
+    // The last lane to end (its count goes down once this returns).
+    if (clients_[static_cast<std::size_t>(c)].lanes_running == 1) {
+        released(c);
+        SIM_TRACE(w_, who(c), "workload done");
+    }
 }
 
 namespace {
@@ -163,10 +169,32 @@ std::string options_text(const op_plan& op) {
     }
     return keys + " ttl " + std::to_string(op.lock.ttl.count()) + " ms, node_timeout " +
            std::to_string(op.lock.node_timeout.count()) + " ms, attempts " +
-           std::to_string(op.lock.retry.max_attempts) + (op.lock.fencing ? ", fenced" : "");
+           std::to_string(op.lock.retry.max_attempts) + ", backoff " +
+           std::to_string(op.lock.retry.backoff_initial.count()) + "-" +
+           std::to_string(op.lock.retry.backoff_max.count()) + " ms" +
+           (op.lock.retry.wait_budget.count() > 0
+                ? ", budget " + std::to_string(op.lock.retry.wait_budget.count()) + " ms"
+                : "") +
+           (op.lock.retry.wake_on_release ? "" : ", no handoff") +
+           (op.lock.fencing ? ", fenced" : "");
 }
 
 } // namespace
+
+void schedule::waiter_ended(int c, const op_plan& op, real_ns started, bool granted) {
+    if (op.lock.mode != lock_mode::exclusive) {
+        return;
+    }
+    auto keys = op.more_keys;
+    keys.push_back(op.key);
+    std::sort(keys.begin(), keys.end());
+    std::string joined;
+    for (const auto& k : keys) {
+        joined += (joined.empty() ? "" : "+") + k;
+    }
+    h_.waiter_ended(c, std::move(joined), started, granted, op.lock.retry.max_attempts == 1,
+                    op.lock.retry.wake_on_release);
+}
 
 asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, const op_plan& op,
                                                                          const char* what) {
@@ -180,6 +208,7 @@ asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, 
     }
     SIM_TRACE(w_, who(c), what + options_text(op));
     const auto started = w_.now();
+    const auto span = h_.acquire_began(c);
     auto acquired = co_await tracked<client::acquire_signature>(
         h_, "acquire", sig->slot(), [&cl, &op](auto handler) {
             if (op.more_keys.empty()) {
@@ -194,8 +223,9 @@ asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, 
     const auto& r = std::get<1>(acquired);
     SIM_TRACE(w_, who(c), "acquire -> " + (ec ? ec.message() + ": " + r.message : "ok"));
     h_.acquire_ended(
-        c, started,
+        c, span, started,
         std::chrono::duration_cast<std::chrono::nanoseconds>(op.lock.node_timeout).count(), ec);
+    waiter_ended(c, op, started, !ec);
     if (ec) {
         co_return std::nullopt;
     }
@@ -289,9 +319,16 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
               "with_lock " + options_text(op) + ", work " + ms_text(op.hold) +
                   (op.cancellable_work ? "" : " (ignores cancellation)") +
                   (op.cancel_after >= 0 ? ", cancelled after " + ms_text(op.cancel_after) : ""));
+    const auto span = h_.acquire_began(c);
+    const auto called = w_.now();
+    bool span_open = true;
     auto body = with_lock(
         cl, op.key, op.lock, op.renewal,
-        [this, c, &op, &hid, &work_start](const watchdog& dog) -> asio::awaitable<int> {
+        [this, c, &op, &hid, &work_start, span, &span_open,
+         called](const watchdog& dog) -> asio::awaitable<int> {
+            h_.span_ended(c, span);
+            span_open = false;
+            waiter_ended(c, op, called, true);
             const auto current = dog.current();
             hid = h_.grant(c, current, local(dog.valid_until()), true);
             work_start = w_.now();
@@ -317,6 +354,10 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
         co_await asio::co_spawn(co_await asio::this_coro::executor, std::move(body),
                                 asio::bind_cancellation_slot(sig->slot(), as_tuple));
     h_.completed(call, "with_lock");
+    if (span_open) {
+        h_.span_ended(c, span);
+        waiter_ended(c, op, called, false);
+    }
     if (failure) {
         std::string what = "unknown exception";
         try {
