@@ -82,11 +82,15 @@ alive() { local pid; pid=$(pid_of "$1"); [[ -n $pid ]] && running "$pid"; }
 
 wait_ping() {
   local port; port=$(port_of "$1")
-  for _ in $(seq 1 100); do
+  # 20 s: a restart from the AOF on a machine busy compiling took more than 5.
+  for _ in $(seq 1 400); do
     [[ $(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null) == PONG ]] && return 0
     sleep 0.05
   done
-  die "node $1 (port $port) did not answer PING within 5 s; see $state/node-$1/redis.log"
+  # The end of its log says why (a port still taken, a refused option, an AOF it could
+  # not load): a fresh-machine run's chroot is gone by the time anyone reads the file.
+  tail -n 5 "$state/node-$1/redis.log" >&2 2>/dev/null || true
+  die "node $1 (port $port) did not answer PING within 20 s; see $state/node-$1/redis.log"
 }
 
 start_node() {

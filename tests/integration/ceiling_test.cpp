@@ -37,7 +37,7 @@ protected:
     /// Node 3's view until `until` after `since`, every 100 ms, through inspect (which reads
     /// and raises nothing on the nodes by itself); the last view and whether `text` was in
     /// the quarantine's basis at some point. `ends`, when given, gets when the quarantine
-    /// ends after `since` as the first view that saw it said: what the client decided, free
+    /// ends after `since` as the last view that saw it said: what the client decided, free
     /// of how slowly a sanitized client on a loaded machine looks again.
     static node_view watch_node_three(blocking_client& client, clock_type::time_point since,
                                       std::chrono::milliseconds until, const std::string& text,
@@ -58,7 +58,10 @@ protected:
                 continue;
             }
             last = r.nodes.at(2);
-            if (ends && !*ends && last.quarantined_for) {
+            // The latest look decides: a first one may come before the client weighed what
+            // it learned (on a loaded machine, its basis was once the maximum, 4 s, and a
+            // later look's the learned ceiling).
+            if (ends && last.quarantined_for) {
                 *ends = clock_type::now() - since + *last.quarantined_for;
             }
             seen_quarantined = seen_quarantined || last.quarantined_for.has_value();
@@ -226,7 +229,19 @@ TEST_F(ceiling_test, odd_and_huge_ceilings_are_reported_and_never_shorten_the_qu
         bool maximum = false;
         const auto last = watch_node_three(b, restarted, 1500ms, "fleet maximum", maximum, false);
         EXPECT_TRUE(maximum) << "two nodes unknown, two known: " << last.quarantine_basis;
-        EXPECT_NE(log_.text().find("is no ttl and time"), std::string::npos) << log_.text();
+        // Each odd node is reported, whichever answered first (each look at node 3 logs
+        // the odd readings that came in since).
+        const auto reported = [&] {
+            std::error_code ignored;
+            (void)b.inspect("ceiling:k", ignored);
+            const auto text = log_.text();
+            const auto node = [](int n) {
+                return "node " + topology::host(n) + ":" + std::to_string(topology::port(n)) + ": ";
+            };
+            return text.find(node(1) + "ceiling entry \"abc\"") != std::string::npos &&
+                   text.find(node(2) + "ceiling not read: WRONGTYPE") != std::string::npos;
+        };
+        EXPECT_TRUE(eventually(reported)) << log_.text();
     }
     // Node 2 refuses the raise (WRONGTYPE): its votes fail with the reason.
     blocking_client d(c);

@@ -105,14 +105,19 @@ TEST_F(eviction_test, an_accepted_evicting_node_is_quarantined_when_evicted_keys
     inspector(1).run({"FLUSHALL"}); // room again: nothing more is evicted
     // Asked of the client itself (an acquire is decided at a quorum, and node 1's vote may
     // still be pending then), until a refresh (every 100 ms; later on a loaded machine) saw it.
+    // `last` says what the last look saw, for a failure's message.
+    std::string last;
     const auto quarantined_for = [&](blocking_client& who, const std::string& key) {
         return eventually([&] {
             std::error_code inspected;
             auto view = who.inspect(key, inspected);
+            last = inspected ? "inspect failed: " + inspected.message() + " " + view.message
+                             : "node 1: " + view.nodes[0].message + " basis " +
+                                   view.nodes[0].quarantine_basis;
             return !inspected && view.nodes[0].quarantined_for.has_value();
         });
     };
-    EXPECT_TRUE(quarantined_for(client, "evict:b")) << "evicted_keys rose: quarantined";
+    EXPECT_TRUE(quarantined_for(client, "evict:b")) << "evicted_keys rose: quarantined; " << last;
 
     // A second client takes evicted_keys as it finds it: node 1 counts for it.
     blocking_client later(config);
@@ -124,7 +129,8 @@ TEST_F(eviction_test, an_accepted_evicting_node_is_quarantined_when_evicted_keys
 
     ASSERT_EQ(inspector(1).run({"CONFIG", "RESETSTAT"}), "OK");
     EXPECT_EQ(evicted_keys(1), 0);
-    EXPECT_TRUE(quarantined_for(later, "evict:d")) << "evicted_keys fell (RESETSTAT): quarantined";
+    EXPECT_TRUE(quarantined_for(later, "evict:d"))
+        << "evicted_keys fell (RESETSTAT): quarantined; " << last;
 }
 
 // Review finding F6: a refused INFO refresh forgot the evicted_keys last seen, so that the

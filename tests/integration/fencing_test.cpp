@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <random>
@@ -112,8 +113,13 @@ TEST_F(nodes_test, fencing_tokens_strictly_increase_across_successive_holders) {
     EXPECT_EQ(previous, 2000u) << "with every node reachable each grant raises by exactly one";
     EXPECT_EQ(highest_counter("fenced:seq"), previous);
     // What stays behind by design: one counter per node, and no lock. The release completes
-    // at a quorum of deletes: the others land within the node_timeout.
-    EXPECT_TRUE(eventually([] { return keys_everywhere() == 5; })) << keys_everywhere();
+    // at a quorum of deletes, so at once the lock key is left on a minority at most; the
+    // others land within the node_timeout, or, where a loaded machine held one back past it
+    // (a fresh-machine run beside other builds), the key's TTL removes it: that is the bound.
+    const auto minority = static_cast<long long>(topology::size() - (topology::size() / 2 + 1));
+    EXPECT_LE(keys_everywhere(), 5 + minority);
+    EXPECT_TRUE(eventually([] { return keys_everywhere() == 5; }, fenced().ttl + 2s))
+        << keys_everywhere();
     EXPECT_FALSE(inspector(1).get("fenced:seq"));
 }
 
@@ -322,6 +328,59 @@ TEST_F(nodes_test, counters_lost_without_fsync_go_backwards_and_the_clients_floo
     std::lock_guard<std::mutex> guard(mutex);
     ASSERT_FALSE(logged.empty());
     EXPECT_NE(logged.front().find("below token 5"), std::string::npos) << logged.front();
+}
+
+// Two threads of one client wait for the key while another client holds it; the first is
+// granted, then every node restarts without persistence: the second, granted from counters
+// that start again at 0, still gets a token above the first one's. Its floor is read when it
+// raises, not when it began to wait (then it was below the first one's token, and the second
+// got a token the first had had: 5 after 6 here).
+TEST_F(nodes_test, a_waiter_granted_after_counters_were_lost_stays_above_its_own_clients_tokens) {
+    const std::string key = "fenced:lanes";
+    blocking_client mine(config());
+    blocking_client other(config());
+    auto o = fenced();
+    o.retry.max_attempts = 60;
+    o.retry.backoff_initial = 20ms;
+    o.retry.backoff_max = 100ms;
+    std::error_code ec;
+    for (int i = 0; i < 4; ++i) {
+        auto r = mine.acquire(key, o, ec);
+        ASSERT_FALSE(ec) << r.message;
+        mine.release(r.lock, ec);
+    }
+    auto held = other.acquire(key, o, ec);
+    ASSERT_FALSE(ec) << held.message;
+    ASSERT_EQ(held.lock.fencing_token(), 5u);
+    const auto wait = [&] {
+        std::error_code waited;
+        auto r = mine.acquire(key, o, waited);
+        return std::pair{waited, r.lock};
+    };
+    auto first = std::async(std::launch::async, wait);
+    std::this_thread::sleep_for(100ms);
+    auto second = std::async(std::launch::async, wait);
+    std::this_thread::sleep_for(200ms);
+    other.release(held.lock, ec);
+    const auto [first_ec, first_lock] = first.get();
+    ASSERT_FALSE(first_ec) << first_ec.message();
+    ASSERT_EQ(first_lock.fencing_token(), 6u);
+    ASSERT_EQ(second.wait_for(0s), std::future_status::timeout) << "the second still waits";
+    for (int node = 1; node <= 5; ++node) {
+        topology::restart(node);
+    }
+    const auto [second_ec, second_lock] = second.get();
+    ASSERT_FALSE(second_ec) << second_ec.message();
+    EXPECT_EQ(second_lock.fencing_token(), 7u) << "above the first one's 6, every counter lost";
+    EXPECT_TRUE(eventually([&] {
+        int raised = 0;
+        for (int node = 1; node <= 5; ++node) {
+            raised += inspector(node).get(fencing_counter_key(key)) == "7" ? 1 : 0;
+        }
+        return raised >= 3;
+    })) << "a majority raised to 7";
+    mine.release(second_lock, ec);
+    mine.release(first_lock, ec); // its keys went with the restarts
 }
 
 /// EVALSHA of the reference fenced resource on node 1, with the EVAL fallback.

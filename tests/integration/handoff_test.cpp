@@ -184,6 +184,49 @@ TEST_F(nodes_test, a_waiter_for_more_keys_does_not_hold_back_one_that_can_use_a_
     EXPECT_TRUE(all_keys_gone());
 }
 
+// One client's acquires of a key are served in the order they were called, and the
+// younger ones' backoffs poll for the oldest: here the key frees silently (another client's
+// lock expires; no keyspace notifications), the oldest waiter has a 30 s backoff, the younger
+// one a 10-50 ms backoff and a 2 s budget. The oldest is granted within a few of the younger
+// one's backoffs after the expiry, not after its own 30 s; the younger one gets the key
+// once the oldest lets it go. (Before, the younger one was granted first, or, deferring to
+// the oldest without polling for it, ran out its budget having asked no node.)
+TEST_F(nodes_test, a_younger_waiters_backoff_polls_for_the_oldest_of_its_client) {
+    blocking_client holder(config());
+    blocking_client waiters(config());
+    std::error_code ec;
+    auto short_lock = options(400ms);
+    const auto held = holder.acquire("handoff:silent", short_lock, ec);
+    ASSERT_FALSE(ec) << held.message;
+    const auto start = clock_type::now();
+    auto slow = options(5s);
+    slow.retry.max_attempts = 3;
+    slow.retry.backoff_initial = 30s;
+    slow.retry.backoff_max = 30s;
+    auto oldest = std::async(std::launch::async, [&] {
+        std::error_code failed;
+        auto got = waiters.acquire("handoff:silent", slow, failed);
+        const auto granted_after = clock_type::now() - start;
+        if (!failed) {
+            waiters.release(got.lock, failed);
+        }
+        return std::pair{failed, granted_after};
+    });
+    std::this_thread::sleep_for(20ms);
+    auto quick = options(5s);
+    quick.retry.max_attempts = 0;
+    quick.retry.wait_budget = 2s;
+    quick.retry.backoff_initial = 10ms;
+    quick.retry.backoff_max = 50ms;
+    auto younger = waiters.acquire("handoff:silent", quick, ec);
+    const auto [oldest_failed, oldest_after] = oldest.get();
+    ASSERT_FALSE(oldest_failed) << oldest_failed.message();
+    EXPECT_LT(oldest_after, 1500ms) << "the key was free from about 400 ms on";
+    ASSERT_FALSE(ec) << younger.message;
+    EXPECT_GE(younger.attempts, 1u);
+    waiters.release(younger.lock, ec);
+}
+
 TEST_F(nodes_test, handoff_falls_back_to_backoff_when_subscribers_are_killed) {
     auto c = config();
     auto wakes = std::make_shared<wake_counter>();

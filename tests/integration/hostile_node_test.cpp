@@ -16,6 +16,7 @@
 #include <fstream>
 #include <mutex>
 #include <netinet/in.h>
+#include <optional>
 #include <poll.h>
 #include <sstream>
 #include <sys/socket.h>
@@ -258,6 +259,8 @@ struct allowance {
     bool may_grant = false;
     /// The replies are well-formed RESP: the vote is lost, the connection must stay.
     bool keeps_connection = false;
+    /// Another reason that is as true, where the order of events on the wire decides.
+    std::optional<errc> or_reason;
 };
 
 allowance allowed(mode m) {
@@ -265,14 +268,17 @@ allowance allowed(mode m) {
     case mode::unsolicited:
         // The TTL ceiling's raise, pipelined before the SET, takes the first +OK (no answer
         // a raise gives) and the SET the second: the vote fails as unexpected, and the reply
-        // nobody asked for then costs the connection.
-        return {errc::unexpected_reply, true, false};
+        // nobody asked for then costs the connection. Where the raise went out alone (a
+        // loaded machine) and its two answers came back before the SET was written, the
+        // second is a reply to no command: the connection breaks first, and the SET with it
+        // (once in four fresh-machine runs of the suite on the day).
+        return {errc::unexpected_reply, true, false, errc::connection_failed};
     case mode::wrong_types:
-        return {errc::unexpected_reply, false, true};
+        return {errc::unexpected_reply, false, true, std::nullopt};
     case mode::control_chars:
-        return {errc::server_error, false, true};
+        return {errc::server_error, false, true, std::nullopt};
     case mode::silent: // and the connection, once its oldest command has waited too long
-        return {errc::node_timeout, false, false};
+        return {errc::node_timeout, false, false, std::nullopt};
     case mode::echoes_password: // the handshake fails: no lock command comes
     case mode::denied:
     case mode::garbage:        // not RESP: nothing after it can be trusted to line up
@@ -283,7 +289,7 @@ allowance allowed(mode m) {
     case mode::huge_counter:   // a lying voter, not in all_modes: fencing_test.cpp uses it
         break;
     }
-    return {errc::connection_failed, false, false};
+    return {errc::connection_failed, false, false, std::nullopt};
 }
 
 /// Resident set size of this process.
@@ -419,7 +425,8 @@ TEST_P(hostile_node, its_vote_fails_with_its_reason_when_it_decides) {
     } else {
         EXPECT_EQ(ec, errc::quorum_unreachable) << r.message;
         EXPECT_EQ(hostile.outcome, node_outcome::failed);
-        EXPECT_EQ(hostile.error, expected.reason)
+        EXPECT_TRUE(hostile.error == expected.reason ||
+                    (expected.or_reason && hostile.error == *expected.or_reason))
             << "hostile vote: \"" << hostile.error.message() << "\" ("
             << shown(hostile.server_message) << "), expected \""
             << make_error_code(expected.reason).message() << "\"";
