@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Two revisions of the library, side by side on the same nodes, in interleaved rounds: did a
 # change make the acquire slower? Prints each benchmark's median p50 and p99 per revision, the
-# ratio new/old, and each revision's acquire against the bare round of the same commands
-# (quorum_round_floor) measured in the same round.
+# ratio new/old, and each revision's cost over the bare rounds of the same commands measured
+# in the same round (quorum_round_floor): acquire at N = 5 over the bare SET round, release
+# over the bare release.lua round, acquire at N = 1 over one synchronous SET
+# (single_set_floor).
 #   bench/compare-revisions.sh OLD [NEW=HEAD] [rounds=5]
 # OLD and NEW are any git revisions; each gets an optimised build of its own in a worktree
 # under ${BENCH_REVISIONS_DIR:-/tmp/redlock-revisions} (kept, so a second run builds little).
@@ -15,7 +17,7 @@ new=${2:-HEAD}
 rounds=${3:-5}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "compare-revisions.sh: rounds must be a positive number" >&2; exit 2; }
 work=${BENCH_REVISIONS_DIR:-/tmp/redlock-revisions}
-filter='uncontended_acquire/5|acquire_release_cycle/5|quorum_round_floor'
+filter='uncontended_acquire/[15]|uncontended_release/5|acquire_release_cycle/5|quorum_round_floor|single_set_floor'
 
 build_revision() { # name revision -> path of its redlock_macro_bench
   local name=$1 revision commit tree
@@ -79,13 +81,19 @@ for name in names:
         mo, mn = statistics.median(o), statistics.median(n)
         row.append(f"{mo:9.1f} {mn:9.1f} {mn / mo:8.2f}")
     print(" ".join(row))
-# Each round's acquire against its own floor: the library's cost, free of the machine's load.
+# Each round's operations against their bare rounds in the same round: the library's cost,
+# free of the machine's load. quorum_round_floor's p50 is its release.lua round; its SET
+# round's p50 is the counter set_round_p50_us.
+floors = (("uncontended_acquire/5", "quorum_round_floor", "set_round_p50_us", "bare SET round"),
+          ("uncontended_release/5", "quorum_round_floor", "p50_us", "bare release round"),
+          ("uncontended_acquire/1", "single_set_floor", "p50_us", "one synchronous SET"))
 for which in ("old", "new"):
-    ratios = [run["uncontended_acquire/5"]["p50_us"] / run["quorum_round_floor"]["p50_us"]
-              for run in runs[which]
-              if "uncontended_acquire/5" in run and "quorum_round_floor" in run]
-    if ratios:
-        print(f"{which}: uncontended_acquire/5 p50 / quorum_round_floor p50, per round: "
-              + ", ".join(f"{r:.2f}" for r in ratios) + f"; median {statistics.median(ratios):.2f}")
+    for op, floor, counter, what in floors:
+        ratios = [run[op]["p50_us"] / run[floor][counter] for run in runs[which]
+                  if op in run and floor in run and counter in run[floor]]
+        if ratios:
+            print(f"{which}: {op} p50 / {what} p50, per round: "
+                  + ", ".join(f"{r:.2f}" for r in ratios)
+                  + f"; median {statistics.median(ratios):.2f}")
 PY
 rm -rf "$out"

@@ -68,7 +68,8 @@ fi
 [[ $step == build ]] && exit 0
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+# The path quoted for the sanitizers' option parser (a space or a colon in it).
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions='$root/tests/tsan_suppressions.txt'"
 if [[ $step == test || $step == all ]]; then
   # The ThreadSanitizer build does not build the simulation's conformance test (an
   # integration test against redis-server): left out of its run.
