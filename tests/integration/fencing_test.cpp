@@ -340,7 +340,7 @@ TEST_F(nodes_test, a_waiter_granted_after_counters_were_lost_stays_above_its_own
     blocking_client mine(config());
     blocking_client other(config());
     auto o = fenced();
-    o.retry.max_attempts = 60;
+    o.retry.max_attempts = 200; // through five stops and starts
     o.retry.backoff_initial = 20ms;
     o.retry.backoff_max = 100ms;
     std::error_code ec;
@@ -366,8 +366,14 @@ TEST_F(nodes_test, a_waiter_granted_after_counters_were_lost_stays_above_its_own
     ASSERT_FALSE(first_ec) << first_ec.message();
     ASSERT_EQ(first_lock.fencing_token(), 6u);
     ASSERT_EQ(second.wait_for(0s), std::future_status::timeout) << "the second still waits";
+    // All stopped before any starts again: restarted one by one, the second could be granted
+    // by the first three and raise node 4 too, whose restart would then wipe that raise (seen
+    // in CI: a majority of 7s is only guaranteed while no counter is lost after the grant).
     for (int node = 1; node <= 5; ++node) {
-        topology::restart(node);
+        topology::stop(node);
+    }
+    for (int node = 1; node <= 5; ++node) {
+        topology::start(node);
     }
     const auto [second_ec, second_lock] = second.get();
     ASSERT_FALSE(second_ec) << second_ec.message();

@@ -71,6 +71,9 @@ void topology::script(const std::string& args) {
 void topology::stop(int node) {
     script("stop " + std::to_string(node));
 }
+void topology::start(int node) {
+    script("start " + std::to_string(node));
+}
 void topology::kill(int node) {
     script("kill " + std::to_string(node));
 }

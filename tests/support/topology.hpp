@@ -38,6 +38,8 @@ public:
     static int port(int node);
 
     static void stop(int node);
+    /// Starts a stopped node, empty (no persistence).
+    static void start(int node);
     static void kill(int node);
     static void pause(int node);
     static void resume(int node);
