@@ -181,10 +181,26 @@ std::string options_text(const op_plan& op) {
 
 } // namespace
 
-void schedule::waiter_ended(int c, const op_plan& op, real_ns started, bool granted) {
+void schedule::waiter_ended(int c, const op_plan& op, real_ns started, bool granted,
+                            std::optional<unsigned> attempts) {
     if (op.lock.mode != lock_mode::exclusive) {
         return;
     }
+    const auto& retry = op.lock.retry;
+    // The exceptions to (x) docs/design.md gives, where an acquire attempts at once whoever
+    // waits: a try-lock, and one whose wait budget left less than its first sleep when it
+    // began (a short budget, or one spent waiting for connections or in a pause of the
+    // process). That attempt begins no earlier than the budget less the first backoff's
+    // ceiling after the call, and it is the first: granted later, or by a later attempt, it
+    // is no exception (with_lock does not say how many attempts it made).
+    const auto first_sleep = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::min(retry.backoff_initial, retry.backoff_max));
+    const auto budget = std::chrono::duration_cast<std::chrono::nanoseconds>(retry.wait_budget);
+    const auto& clock = h_.clock(c);
+    const bool budget_spent_at_start =
+        granted && budget.count() != 0 && attempts.value_or(1) == 1 &&
+        clock.local(w_.now()) - clock.local(started) >= (budget - first_sleep).count();
+    const bool may_barge = retry.max_attempts == 1 || budget_spent_at_start;
     auto keys = op.more_keys;
     keys.push_back(op.key);
     std::sort(keys.begin(), keys.end());
@@ -192,8 +208,7 @@ void schedule::waiter_ended(int c, const op_plan& op, real_ns started, bool gran
     for (const auto& k : keys) {
         joined += (joined.empty() ? "" : "+") + k;
     }
-    h_.waiter_ended(c, std::move(joined), started, granted, op.lock.retry.max_attempts == 1,
-                    op.lock.retry.wake_on_release);
+    h_.waiter_ended(c, std::move(joined), started, granted, may_barge, retry.wake_on_release);
 }
 
 asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, const op_plan& op,
@@ -225,7 +240,7 @@ asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, 
     h_.acquire_ended(
         c, span, started,
         std::chrono::duration_cast<std::chrono::nanoseconds>(op.lock.node_timeout).count(), ec);
-    waiter_ended(c, op, started, !ec);
+    waiter_ended(c, op, started, !ec, r.attempts);
     if (ec) {
         co_return std::nullopt;
     }
@@ -328,7 +343,7 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
          called](const watchdog& dog) -> asio::awaitable<int> {
             h_.span_ended(c, span);
             span_open = false;
-            waiter_ended(c, op, called, true);
+            waiter_ended(c, op, called, true, std::nullopt);
             const auto current = dog.current();
             hid = h_.grant(c, current, local(dog.valid_until()), true);
             work_start = w_.now();
@@ -356,7 +371,7 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
     h_.completed(call, "with_lock");
     if (span_open) {
         h_.span_ended(c, span);
-        waiter_ended(c, op, called, false);
+        waiter_ended(c, op, called, false, std::nullopt);
     }
     if (failure) {
         std::string what = "unknown exception";
