@@ -336,12 +336,15 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
                   (op.cancel_after >= 0 ? ", cancelled after " + ms_text(op.cancel_after) : ""));
     const auto span = h_.acquire_began(c);
     const auto called = w_.now();
+    const auto node_timeout =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(op.lock.node_timeout).count();
     bool span_open = true;
     auto body = with_lock(
         cl, op.key, op.lock, op.renewal,
-        [this, c, &op, &hid, &work_start, span, &span_open,
-         called](const watchdog& dog) -> asio::awaitable<int> {
-            h_.span_ended(c, span);
+        [this, c, &op, &hid, &work_start, span, &span_open, called,
+         node_timeout](const watchdog& dog) -> asio::awaitable<int> {
+            // (q) judges with_lock's acquire as it judges a plain one: granted here.
+            h_.acquire_ended(c, span, called, node_timeout, {});
             span_open = false;
             waiter_ended(c, op, called, true, std::nullopt);
             const auto current = dog.current();
@@ -370,7 +373,13 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
                                 asio::bind_cancellation_slot(sig->slot(), as_tuple));
     h_.completed(call, "with_lock");
     if (span_open) {
-        h_.span_ended(c, span);
+        // Not granted: the result's error is the acquire's (with_lock passes it on). A
+        // with_lock that threw is a violation of its own, (h).
+        if (failure) {
+            h_.span_ended(c, span);
+        } else {
+            h_.acquire_ended(c, span, called, node_timeout, out.error);
+        }
         waiter_ended(c, op, called, false, std::nullopt);
     }
     if (failure) {
