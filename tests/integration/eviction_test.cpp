@@ -85,9 +85,12 @@ TEST_F(eviction_test, an_accepted_evicting_node_is_quarantined_when_evicted_keys
     auto config = three_nodes();
     config.eviction.accept_evicting_nodes = true;
     config.eviction.refresh_interval = 100ms;
-    // This fleet's locks last at most a second, so a quarantine lasts about that (and nodes
-    // started a moment before the suite do not sit in the default minute's quarantine).
-    config.fleet_max_ttl = 1s;
+    // This fleet's locks last at most 3 s, so a quarantine lasts about that: long enough to
+    // be seen by the polls below on a loaded machine (with 1 s, one CI run saw none after
+    // the RESETSTAT), short beside the default minute. Nodes restarted by the tests before
+    // must be up for that long, or they would sit in it.
+    config.fleet_max_ttl = 3s;
+    ASSERT_TRUE(every_node_up_for(3s));
     blocking_client client(config);
     std::error_code ec;
     auto first = client.acquire("evict:a", options(1s), ec);
@@ -108,14 +111,16 @@ TEST_F(eviction_test, an_accepted_evicting_node_is_quarantined_when_evicted_keys
     // `last` says what the last look saw, for a failure's message.
     std::string last;
     const auto quarantined_for = [&](blocking_client& who, const std::string& key) {
-        return eventually([&] {
-            std::error_code inspected;
-            auto view = who.inspect(key, inspected);
-            last = inspected ? "inspect failed: " + inspected.message() + " " + view.message
-                             : "node 1: " + view.nodes[0].message + " basis " +
-                                   view.nodes[0].quarantine_basis;
-            return !inspected && view.nodes[0].quarantined_for.has_value();
-        });
+        return eventually(
+            [&] {
+                std::error_code inspected;
+                auto view = who.inspect(key, inspected);
+                last = inspected ? "inspect failed: " + inspected.message() + " " + view.message
+                                 : "node 1: " + view.nodes[0].message + " basis " +
+                                       view.nodes[0].quarantine_basis;
+                return !inspected && view.nodes[0].quarantined_for.has_value();
+            },
+            10s);
     };
     EXPECT_TRUE(quarantined_for(client, "evict:b")) << "evicted_keys rose: quarantined; " << last;
 
