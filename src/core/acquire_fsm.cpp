@@ -51,7 +51,14 @@ acquire_action acquire_fsm::start_behind_waiters(clock::time_point now, clock::t
     const auto ceiling = backoff_ceiling(0, retry.backoff_initial, retry.backoff_max);
     const auto wake = now + upper_half_jitter(ceiling, random_());
     if (retry.wait_budget.count() != 0 && wake >= call_start_ + retry.wait_budget) {
-        return begin_attempt(now);
+        if (options_.mode == lock_mode::exclusive) {
+            // Too little of the budget left to sleep even once behind them: an attempt now
+            // could only be served ahead of them. It ends as one whose budget ran out behind
+            // them does (on_wake), without an attempt: the client's waiters keep their order
+            // (seed 934212157225: begun late, after a pause, it was granted ahead of two).
+            return finish(failure_);
+        }
+        return begin_attempt(now); // a reader or permit holder may get in beside them
     }
     state_ = state::sleeping;
     backoff_wake_ = wake;

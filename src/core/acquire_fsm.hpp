@@ -71,11 +71,13 @@ public:
     /// Starts behind other waiters of this client for the key, already subscribed: the
     /// first attempt would only be refused while they wait, so it sleeps as if it had been,
     /// until the oldest of them is served and a release reaches it (or its backoff ends).
-    /// Attempts at once when no retries are allowed or the wait budget is too short for the
-    /// sleep, and (a reader or permit holder) when it cannot be woken: subscribed on fewer
+    /// Attempts at once when no retries are allowed, and (a reader or permit holder) when
+    /// the wait budget is too short for the sleep or it cannot be woken: subscribed on fewer
     /// than a quorum. An exclusive one sleeps behind them anyway: it is not the one to hear
-    /// the next release (on_moved_up wakes it once it is the oldest). `position`: how many
-    /// waiters of the key that want the same keys are ahead of it.
+    /// the next release (on_moved_up wakes it once it is the oldest); with a budget too short
+    /// for the sleep it ends at once (contention), without an attempt, as it would once its
+    /// budget ran out behind them. `position`: how many waiters of the key that want the same
+    /// keys are ahead of it.
     acquire_action start_behind_waiters(clock::time_point now, clock::time_point called_at,
                                         std::size_t position);
     /// A SET reply from `node` for attempt `attempt` (1-based). Replies to earlier attempts

@@ -562,6 +562,9 @@ void acquire_op::finish(std::error_code error) {
         sleeping_ = false;
         impl_->observe_sleep(this, std::nullopt);
     }
+    // Older waiters of this client it stood behind, for the message of one that never
+    // attempted (read before it leaves the queue).
+    const auto behind = queued_ ? impl_->releases().position(watched_key(), this) : 0;
     if (queued_) {
         queued_ = false;
         watching_ = false;
@@ -582,6 +585,10 @@ void acquire_op::finish(std::error_code error) {
             }
         }
         result.lock = lock(keys_, token_, fsm_.valid_until(), options_, fsm_.fence_token());
+    } else if (error == errc::contention && fsm_.attempt() == 0 && behind > 0) {
+        result.message = error.message() + ": no attempt: its wait budget ran out behind " +
+                         std::to_string(behind) + " older acquire" + (behind == 1 ? "" : "s") +
+                         " of this client for the same keys";
     } else if (const auto& refused = fsm_.counter_refused(); refused) {
         result.message = error.message() + ": " + counter_refusal_text(*refused);
     } else if (fsm_.fence_token() != 0) {

@@ -227,6 +227,42 @@ TEST_F(nodes_test, a_younger_waiters_backoff_polls_for_the_oldest_of_its_client)
     waiters.release(younger.lock, ec);
 }
 
+// An exclusive acquire behind an older waiter of its client, with too little of its wait
+// budget for one backoff, ends at once without an attempt: attempting, it could only be
+// served ahead of the older one (the simulation's seed 934212157225, where a pause had spent
+// the budget, granted it ahead of two).
+TEST_F(nodes_test, a_budget_too_short_to_wait_behind_an_older_waiter_ends_without_an_attempt) {
+    blocking_client holder(config());
+    blocking_client waiters(config());
+    std::error_code ec;
+    const auto held = holder.acquire("handoff:hasty", options(5s), ec);
+    ASSERT_FALSE(ec) << held.message;
+    auto patient = options(5s);
+    patient.retry.max_attempts = 0;
+    patient.retry.wait_budget = 5s;
+    auto oldest = std::async(std::launch::async, [&] {
+        std::error_code failed;
+        auto got = waiters.acquire("handoff:hasty", patient, failed);
+        if (!failed) {
+            waiters.release(got.lock, failed);
+        }
+        return failed;
+    });
+    std::this_thread::sleep_for(100ms); // refused, the oldest waits
+    auto hasty = options(5s);
+    hasty.retry.max_attempts = 0;
+    hasty.retry.backoff_initial = 400ms; // its first sleep would be 200-400 ms
+    hasty.retry.backoff_max = 400ms;
+    hasty.retry.wait_budget = 100ms;
+    const auto ended = waiters.acquire("handoff:hasty", hasty, ec);
+    EXPECT_EQ(ec, errc::contention) << ended.message;
+    EXPECT_EQ(ended.attempts, 0u) << "no SET sent";
+    EXPECT_NE(ended.message.find("no attempt"), std::string::npos) << ended.message;
+    EXPECT_NE(ended.message.find("behind 1 older acquire"), std::string::npos) << ended.message;
+    holder.release(held.lock, ec);
+    EXPECT_FALSE(oldest.get()) << "the older waiter is served once the key is free";
+}
+
 TEST_F(nodes_test, handoff_falls_back_to_backoff_when_subscribers_are_killed) {
     auto c = config();
     auto wakes = std::make_shared<wake_counter>();

@@ -183,9 +183,8 @@ public:
     /// (q): an acquire of `client` with this node_timeout, started at `started`, ended now
     /// with `ec`.
     /// An exclusive acquire of `client` for `keys` (sorted, joined) that began at `started`
-    /// ended now, granted or not; `may_barge`: its grant came from an attempt that goes at
-    /// once whoever waits (a try-lock's, or the first of one whose wait budget was spent
-    /// when it began); `queued`: it waited in its client's queue
+    /// ended now, granted or not; `may_barge`: it allows one attempt only, which goes at
+    /// once whoever waits (a try-lock); `queued`: it waited in its client's queue
     /// (`wake_on_release`: without it there is no queue, and the order is not promised either
     /// way). For (x).
     void waiter_ended(int client, std::string keys, real_ns started, bool granted, bool may_barge,

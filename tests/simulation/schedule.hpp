@@ -91,9 +91,7 @@ private:
     };
     /// Tells the history that an exclusive acquire of `op` called at `started` ended now,
     /// granted or not (x).
-    /// `attempts`: how many the acquire made, when known (with_lock does not say).
-    void waiter_ended(int c, const op_plan& op, real_ns started, bool granted,
-                      std::optional<unsigned> attempts);
+    void waiter_ended(int c, const op_plan& op, real_ns started, bool granted);
     /// An acquire, cancelled when `op` says so; the grant is recorded in the history.
     boost::asio::awaitable<std::optional<granted>> acquire_step(int c, const op_plan& op,
                                                                 const char* what);

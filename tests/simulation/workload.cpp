@@ -181,26 +181,10 @@ std::string options_text(const op_plan& op) {
 
 } // namespace
 
-void schedule::waiter_ended(int c, const op_plan& op, real_ns started, bool granted,
-                            std::optional<unsigned> attempts) {
+void schedule::waiter_ended(int c, const op_plan& op, real_ns started, bool granted) {
     if (op.lock.mode != lock_mode::exclusive) {
         return;
     }
-    const auto& retry = op.lock.retry;
-    // The exceptions to (x) docs/design.md gives, where an acquire attempts at once whoever
-    // waits: a try-lock, and one whose wait budget left less than its first sleep when it
-    // began (a short budget, or one spent waiting for connections or in a pause of the
-    // process). That attempt begins no earlier than the budget less the first backoff's
-    // ceiling after the call, and it is the first: granted later, or by a later attempt, it
-    // is no exception (with_lock does not say how many attempts it made).
-    const auto first_sleep = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::min(retry.backoff_initial, retry.backoff_max));
-    const auto budget = std::chrono::duration_cast<std::chrono::nanoseconds>(retry.wait_budget);
-    const auto& clock = h_.clock(c);
-    const bool budget_spent_at_start =
-        granted && budget.count() != 0 && attempts.value_or(1) == 1 &&
-        clock.local(w_.now()) - clock.local(started) >= (budget - first_sleep).count();
-    const bool may_barge = retry.max_attempts == 1 || budget_spent_at_start;
     auto keys = op.more_keys;
     keys.push_back(op.key);
     std::sort(keys.begin(), keys.end());
@@ -208,7 +192,10 @@ void schedule::waiter_ended(int c, const op_plan& op, real_ns started, bool gran
     for (const auto& k : keys) {
         joined += (joined.empty() ? "" : "+") + k;
     }
-    h_.waiter_ended(c, std::move(joined), started, granted, may_barge, retry.wake_on_release);
+    // The one exception to (x) docs/design.md gives: a try-lock attempts at once whoever
+    // waits.
+    h_.waiter_ended(c, std::move(joined), started, granted, op.lock.retry.max_attempts == 1,
+                    op.lock.retry.wake_on_release);
 }
 
 asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, const op_plan& op,
@@ -240,7 +227,7 @@ asio::awaitable<std::optional<schedule::granted>> schedule::acquire_step(int c, 
     h_.acquire_ended(
         c, span, started,
         std::chrono::duration_cast<std::chrono::nanoseconds>(op.lock.node_timeout).count(), ec);
-    waiter_ended(c, op, started, !ec, r.attempts);
+    waiter_ended(c, op, started, !ec);
     if (ec) {
         co_return std::nullopt;
     }
@@ -346,7 +333,7 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
             // (q) judges with_lock's acquire as it judges a plain one: granted here.
             h_.acquire_ended(c, span, called, node_timeout, {});
             span_open = false;
-            waiter_ended(c, op, called, true, std::nullopt);
+            waiter_ended(c, op, called, true);
             const auto current = dog.current();
             hid = h_.grant(c, current, local(dog.valid_until()), true);
             work_start = w_.now();
@@ -373,14 +360,16 @@ asio::awaitable<void> schedule::run_with_lock(int c, const op_plan& op) {
                                 asio::bind_cancellation_slot(sig->slot(), as_tuple));
     h_.completed(call, "with_lock");
     if (span_open) {
-        // Not granted: the result's error is the acquire's (with_lock passes it on). A
-        // with_lock that threw is a violation of its own, (h).
+        // Its work never began: the result's error is the acquire's (with_lock passes it on),
+        // or cancelled or the loss when the caller's cancellation came as the acquire was
+        // granted (cancelled is excepted by (q), and a lock lost after a quorum of mismatches
+        // is as silent as a grant). A with_lock that threw is a violation of its own, (h).
         if (failure) {
             h_.span_ended(c, span);
         } else {
             h_.acquire_ended(c, span, called, node_timeout, out.error);
         }
-        waiter_ended(c, op, called, false, std::nullopt);
+        waiter_ended(c, op, called, false);
     }
     if (failure) {
         std::string what = "unknown exception";

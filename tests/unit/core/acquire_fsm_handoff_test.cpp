@@ -209,11 +209,12 @@ TEST(acquire_fsm_handoff, behind_local_waiters_it_attempts_at_once_when_it_could
     }
     {
         harness h;
+        h.options.mode = redlock::lock_mode::shared;
         h.options.retry.wait_budget = 10ms;
         auto fsm = h.make();
         subscribe_everywhere(fsm, h.now);
         EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::send_set)
-            << "budget too short";
+            << "a reader's budget too short for the sleep";
     }
     {
         harness h;
@@ -221,6 +222,33 @@ TEST(acquire_fsm_handoff, behind_local_waiters_it_attempts_at_once_when_it_could
         auto fsm = h.make();
         subscribe_everywhere(fsm, h.now);
         EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::send_set) << "handoff off";
+    }
+}
+
+// An exclusive waiter behind older ones of its client whose budget is too short for one
+// sleep (a short budget, or one spent waiting for connections or in a pause) could only be
+// served ahead of them: it ends without an attempt, as it would once its budget ran out behind
+// them (seed 934212157225: attempting at once, it was granted ahead of two older waiters).
+TEST(acquire_fsm_handoff,
+     behind_local_waiters_an_exclusive_budget_too_short_to_wait_ends_unattempted) {
+    for (const auto called_before : {0ms, 200ms}) {
+        harness h;
+        h.options.retry.wait_budget = called_before == 0ms ? 10ms : 150ms;
+        auto fsm = h.make();
+        subscribe_everywhere(fsm, h.now);
+        const auto ended = fsm.start_behind_waiters(h.now, h.now - called_before, 1);
+        EXPECT_EQ(ended.what, kind::done) << called_before.count();
+        EXPECT_EQ(ended.error, redlock::errc::contention) << ended.error.message();
+        EXPECT_EQ(fsm.attempt(), 0u) << "no SET was sent";
+        EXPECT_TRUE(fsm.finished());
+    }
+    {
+        harness h;
+        h.options.retry.wait_budget = 2s;
+        auto fsm = h.make();
+        subscribe_everywhere(fsm, h.now);
+        EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::sleep)
+            << "room for a sleep: it waits behind them";
     }
 }
 
