@@ -175,7 +175,9 @@ struct retry_options {
     /// Attempts in total, the first included; 0 means only wait_budget bounds the retries.
     unsigned max_attempts = 3;
     /// No new attempt starts once this much time has passed since the call; zero means
-    /// only max_attempts bounds the retries.
+    /// only max_attempts bounds the retries. An exclusive acquire behind older acquires of
+    /// its client for the same keys waits behind them within it, and ends without an
+    /// attempt if it runs out before its turn.
     std::chrono::milliseconds wait_budget{0};
     /// Full-jitter backoff: before retry k the caller sleeps a uniform random time in
     /// [0, min(backoff_max, backoff_initial * 2^(k-1))].

@@ -49,16 +49,20 @@ acquire_action acquire_fsm::start_behind_waiters(clock::time_point now, clock::t
     freed_.assign(votes_.nodes(), false);
     // The sleep after a first refusal, drawn as covered sleeps are.
     const auto ceiling = backoff_ceiling(0, retry.backoff_initial, retry.backoff_max);
-    const auto wake = now + upper_half_jitter(ceiling, random_());
+    auto wake = now + upper_half_jitter(ceiling, random_());
     if (retry.wait_budget.count() != 0 && wake >= call_start_ + retry.wait_budget) {
-        if (options_.mode == lock_mode::exclusive) {
-            // Too little of the budget left to sleep even once behind them: an attempt now
-            // could only be served ahead of them. It ends as one whose budget ran out behind
-            // them does (on_wake), without an attempt: the client's waiters keep their order
-            // (seed 934212157225: begun late, after a pause, it was granted ahead of two).
+        if (options_.mode != lock_mode::exclusive) {
+            return begin_attempt(now); // a reader or permit holder may get in beside them
+        }
+        // Too little of the budget left for the sleep: an attempt now could only be served
+        // ahead of them (seed 934212157225: begun after a pause had spent its budget, it was
+        // granted ahead of two). It waits behind them for what is left, woken if it becomes
+        // the oldest meanwhile, and ends without an attempt once the budget has run out
+        // (on_wake), at once if it already has.
+        if (now >= call_start_ + retry.wait_budget) {
             return finish(failure_);
         }
-        return begin_attempt(now); // a reader or permit holder may get in beside them
+        wake = call_start_ + retry.wait_budget;
     }
     state_ = state::sleeping;
     backoff_wake_ = wake;
@@ -496,7 +500,7 @@ acquire_action acquire_fsm::on_wake(clock::time_point now) {
         // or sleeps on, within its wait budget.
         // Each deferral has the oldest poll for this one: it counts as one of this one's
         // attempts, so that max_attempts still ends it (and bounds the nudges).
-        if (retry.max_attempts != 0 && own_attempts() + deferrals_ >= retry.max_attempts) {
+        if (attempts_spent()) {
             return finish(failure_);
         }
         deferred_ = true;

@@ -75,9 +75,9 @@ public:
     /// the wait budget is too short for the sleep or it cannot be woken: subscribed on fewer
     /// than a quorum. An exclusive one sleeps behind them anyway: it is not the one to hear
     /// the next release (on_moved_up wakes it once it is the oldest); with a budget too short
-    /// for the sleep it ends at once (contention), without an attempt, as it would once its
-    /// budget ran out behind them. `position`: how many waiters of the key that want the same
-    /// keys are ahead of it.
+    /// for the sleep it sleeps what is left of the budget, then ends (contention) without an
+    /// attempt unless it became the oldest meanwhile; at once if the budget is spent.
+    /// `position`: how many waiters of the key that want the same keys are ahead of it.
     acquire_action start_behind_waiters(clock::time_point now, clock::time_point called_at,
                                         std::size_t position);
     /// A SET reply from `node` for attempt `attempt` (1-based). Replies to earlier attempts
@@ -130,6 +130,12 @@ public:
     /// The attempts made for this acquire itself: attempt() less those a later waiter's
     /// nudge asked for. max_attempts and the backoff count these.
     unsigned own_attempts() const noexcept { return attempt_ - borrowed_; }
+    /// Whether its max_attempts are used up: its own attempts and its deferrals (each one of
+    /// its attempts, the oldest polling for it).
+    bool attempts_spent() const noexcept {
+        return options_.retry.max_attempts != 0 &&
+               own_attempts() + deferrals_ >= options_.retry.max_attempts;
+    }
     /// The subscription to `node`'s release channel of the key is confirmed: every release
     /// there from now on is announced to us.
     acquire_action on_subscribed(std::size_t node, std::size_t position, clock::time_point now);

@@ -586,9 +586,13 @@ void acquire_op::finish(std::error_code error) {
         }
         result.lock = lock(keys_, token_, fsm_.valid_until(), options_, fsm_.fence_token());
     } else if (error == errc::contention && fsm_.attempt() == 0 && behind > 0) {
-        result.message = error.message() + ": no attempt: its wait budget ran out behind " +
-                         std::to_string(behind) + " older acquire" + (behind == 1 ? "" : "s") +
-                         " of this client for the same keys";
+        // No node was asked: what ended it is the queue, not a holder seen on the nodes.
+        result.message =
+            error.message() + ": no attempt: " +
+            (fsm_.attempts_spent() ? "its max_attempts went to polls by the oldest waiter for it"
+                                   : std::string("its wait budget ran out")) +
+            ", behind " + std::to_string(behind) + " older acquire" + (behind == 1 ? "" : "s") +
+            " of this client for the same keys";
     } else if (const auto& refused = fsm_.counter_refused(); refused) {
         result.message = error.message() + ": " + counter_refusal_text(*refused);
     } else if (fsm_.fence_token() != 0) {

@@ -30,7 +30,8 @@ public:
 
 private:
     void on_timer() override;
-    /// The first attempt, or the sleep behind this client's other waiters of the keys.
+    /// The first attempt, or the sleep behind this client's other waiters of the keys (or,
+    /// its wait budget spent already, the end behind them).
     void begin();
     /// Before an attempt: true when it must wait for connections on their way (then
     /// links_waited_for() follows, at the latest at the bound).

@@ -227,20 +227,51 @@ TEST(acquire_fsm_handoff, behind_local_waiters_it_attempts_at_once_when_it_could
 
 // An exclusive waiter behind older ones of its client whose budget is too short for one
 // sleep (a short budget, or one spent waiting for connections or in a pause) could only be
-// served ahead of them: it ends without an attempt, as it would once its budget ran out behind
-// them (seed 934212157225: attempting at once, it was granted ahead of two older waiters).
+// served ahead of them by an attempt: it sleeps what is left of its budget behind them, and
+// ends without an attempt, at once if nothing is left (seed 934212157225: attempting at once,
+// it was granted ahead of two older waiters).
 TEST(acquire_fsm_handoff,
      behind_local_waiters_an_exclusive_budget_too_short_to_wait_ends_unattempted) {
-    for (const auto called_before : {0ms, 200ms}) {
+    {
         harness h;
-        h.options.retry.wait_budget = called_before == 0ms ? 10ms : 150ms;
+        h.options.retry.wait_budget = 150ms;
         auto fsm = h.make();
         subscribe_everywhere(fsm, h.now);
-        const auto ended = fsm.start_behind_waiters(h.now, h.now - called_before, 1);
-        EXPECT_EQ(ended.what, kind::done) << called_before.count();
+        const auto ended = fsm.start_behind_waiters(h.now, h.now - 200ms, 1);
+        EXPECT_EQ(ended.what, kind::done) << "budget spent before it began";
         EXPECT_EQ(ended.error, redlock::errc::contention) << ended.error.message();
         EXPECT_EQ(fsm.attempt(), 0u) << "no SET was sent";
-        EXPECT_TRUE(fsm.finished());
+        EXPECT_FALSE(fsm.attempts_spent());
+    }
+    {
+        harness h;
+        h.options.retry.wait_budget = 10ms;
+        auto fsm = h.make();
+        subscribe_everywhere(fsm, h.now);
+        const auto sleep = fsm.start_behind_waiters(h.now, h.now, 1);
+        ASSERT_EQ(sleep.what, kind::sleep) << "the first sleep would be 50-100 ms";
+        EXPECT_EQ(sleep.at, h.now + 10ms) << "what is left of the budget";
+        const auto ended = fsm.on_wake(sleep.at);
+        EXPECT_EQ(ended.what, kind::done);
+        EXPECT_EQ(ended.error, redlock::errc::contention);
+        EXPECT_EQ(fsm.attempt(), 0u);
+    }
+    {
+        harness h;
+        h.options.retry.wait_budget = 10ms;
+        auto fsm = h.make();
+        subscribe_everywhere(fsm, h.now);
+        const auto sleep = fsm.start_behind_waiters(h.now, h.now, 1);
+        ASSERT_EQ(sleep.what, kind::sleep);
+        // A release, let pass for the older one; then the older one leaves without the key:
+        // its turn, within its budget.
+        for (std::size_t node = 0; node < 3; ++node) {
+            EXPECT_EQ(fsm.on_released(node, 1, h.now + 1ms).what, kind::wait) << node;
+        }
+        const auto woken = fsm.on_moved_up(0, h.now + 2ms);
+        ASSERT_EQ(woken.what, kind::sleep);
+        EXPECT_LE(woken.at, h.now + 2ms);
+        EXPECT_EQ(fsm.on_wake(h.now + 2ms).what, kind::send_set) << "the oldest now: it attempts";
     }
     {
         harness h;
