@@ -14,8 +14,9 @@ enum class errc {
     // Operation outcomes.
     /// Another holder owns the lock on enough nodes that no quorum was possible
     /// even had every failing node answered; or (no attempt made, attempts 0) older
-    /// acquires of this client for the same keys were still waiting when this one's wait
-    /// budget or max_attempts ran out (docs/design.md, "Herd control and fairness").
+    /// acquires of this client for the same keys came first: they still waited, or held the
+    /// keys, when this one's wait budget or max_attempts ran out (docs/design.md, "No lost
+    /// wake-up" and "Herd control and fairness").
     contention = 1,
     /// Too few nodes answered usefully (down, timed out, erroring) to form a quorum.
     quorum_unreachable,

@@ -82,8 +82,8 @@ struct acquire_result {
     redlock::lock lock;
     /// Votes of the last attempt, one per node in node order.
     std::vector<node_vote> votes;
-    /// Attempts made, the first included: 0 when it ended behind older acquires of its
-    /// client without asking any node (errc::contention), or was cancelled before asking.
+    /// Attempts made, the first included: 0 when older acquires of its client came first
+    /// and it ended without asking any node (errc::contention), or was cancelled before.
     unsigned attempts = 0;
     /// A human-readable explanation of a failure (which argument, which nodes).
     std::string message;

@@ -63,6 +63,10 @@ acquire_action acquire_fsm::start_behind_waiters(clock::time_point now, clock::t
             return finish(failure_);
         }
         wake = call_start_ + retry.wait_budget;
+        // As a waiter whose backoff ran out behind them: its turn comes once it is the
+        // oldest (reconsider), released or not; a neighbour's grant puts it off until that
+        // one's release (on_local_grant).
+        deferred_ = true;
     }
     state_ = state::sleeping;
     backoff_wake_ = wake;

@@ -564,7 +564,8 @@ void acquire_op::finish(std::error_code error) {
     }
     // Older waiters of this client it stood behind, for the message of one that never
     // attempted (read before it leaves the queue).
-    const auto behind = queued_ ? impl_->releases().position(watched_key(), this) : 0;
+    const bool queued = queued_;
+    const auto behind = queued ? impl_->releases().position(watched_key(), this) : 0;
     if (queued_) {
         queued_ = false;
         watching_ = false;
@@ -585,14 +586,16 @@ void acquire_op::finish(std::error_code error) {
             }
         }
         result.lock = lock(keys_, token_, fsm_.valid_until(), options_, fsm_.fence_token());
-    } else if (error == errc::contention && fsm_.attempt() == 0 && behind > 0) {
+    } else if (error == errc::contention && fsm_.attempt() == 0 && queued) {
         // No node was asked: what ended it is the queue, not a holder seen on the nodes.
         result.message =
             error.message() + ": no attempt: " +
             (fsm_.attempts_spent() ? "its max_attempts went to polls by the oldest waiter for it"
                                    : std::string("its wait budget ran out")) +
-            ", behind " + std::to_string(behind) + " older acquire" + (behind == 1 ? "" : "s") +
-            " of this client for the same keys";
+            (behind > 0 ? ", behind " + std::to_string(behind) + " older acquire" +
+                              (behind == 1 ? "" : "s") + " of this client for the same keys"
+                        : std::string(", while an older acquire of this client, granted first, "
+                                      "held the keys"));
     } else if (const auto& refused = fsm_.counter_refused(); refused) {
         result.message = error.message() + ": " + counter_refusal_text(*refused);
     } else if (fsm_.fence_token() != 0) {

@@ -275,6 +275,32 @@ TEST(acquire_fsm_handoff,
     }
     {
         harness h;
+        h.options.retry.wait_budget = 10ms;
+        auto fsm = h.make();
+        subscribe_everywhere(fsm, h.now);
+        ASSERT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::sleep);
+        // The older one left without the key, no release heard (a silent expiry, say): its
+        // turn all the same, within its budget.
+        const auto woken = fsm.on_moved_up(0, h.now + 2ms);
+        ASSERT_EQ(woken.what, kind::sleep);
+        EXPECT_EQ(woken.at, h.now + 2ms);
+        EXPECT_EQ(fsm.on_wake(woken.at).what, kind::send_set);
+    }
+    {
+        harness h;
+        h.options.retry.wait_budget = 10ms;
+        auto fsm = h.make();
+        subscribe_everywhere(fsm, h.now);
+        ASSERT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::sleep);
+        // The older one was granted: this one waits for its release, within its budget.
+        fsm.on_local_grant();
+        EXPECT_EQ(fsm.on_moved_up(0, h.now + 2ms).what, kind::wait);
+        const auto ended = fsm.on_wake(h.now + 10ms);
+        EXPECT_EQ(ended.what, kind::done);
+        EXPECT_EQ(ended.error, redlock::errc::contention);
+    }
+    {
+        harness h;
         h.options.retry.wait_budget = 2s;
         auto fsm = h.make();
         subscribe_everywhere(fsm, h.now);
