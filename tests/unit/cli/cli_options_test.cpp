@@ -450,6 +450,11 @@ TEST(cli_options, malformed_options_say_what_is_wrong) {
     EXPECT_EQ(refusal({"acquire", "--ttl", "-w", "1s", "k"}), "--ttl needs a value");
     EXPECT_EQ(refusal({"acquire", "--password-file", "--quiet", "k"}),
               "--password-file needs a value");
+    // A value that starts with "--" but names no option is a value (the config fuzzer found
+    // `--nodes --=x` ending the process: an empty name is ambiguous to program_options).
+    for (const char* odd : {"--=x", "--"}) {
+        EXPECT_FALSE(refusal({"--nodes", odd, "run", "k", "true"}).empty()) << odd;
+    }
     EXPECT_EQ(parsed({"acquire", "--password-file=--quiet", "k"}).password_file, "--quiet")
         << "unless it is given as the value";
     EXPECT_EQ(refusal({"acquire", "--ttl=", "k"}), "--ttl needs a value after the =");
