@@ -50,6 +50,14 @@ void subscribe_everywhere(acquire_fsm& fsm, clock_type::time_point now) {
     }
 }
 
+/// An exclusive waiter of `h` with wait budget `budget`, subscribed everywhere.
+acquire_fsm subscribed_with_budget(harness& h, std::chrono::milliseconds budget) {
+    h.options.retry.wait_budget = budget;
+    auto fsm = h.make();
+    subscribe_everywhere(fsm, h.now);
+    return fsm;
+}
+
 /// Subscribed everywhere, then the first attempt refused everywhere: the sleep.
 acquire_action waiting(acquire_fsm& fsm, clock_type::time_point now) {
     subscribe_everywhere(fsm, now);
@@ -234,9 +242,7 @@ TEST(acquire_fsm_handoff,
      behind_local_waiters_an_exclusive_budget_too_short_to_wait_ends_unattempted) {
     {
         harness h;
-        h.options.retry.wait_budget = 150ms;
-        auto fsm = h.make();
-        subscribe_everywhere(fsm, h.now);
+        auto fsm = subscribed_with_budget(h, 150ms);
         const auto ended = fsm.start_behind_waiters(h.now, h.now - 200ms, 1);
         EXPECT_EQ(ended.what, kind::done) << "budget spent before it began";
         EXPECT_EQ(ended.error, redlock::errc::contention) << ended.error.message();
@@ -245,9 +251,7 @@ TEST(acquire_fsm_handoff,
     }
     {
         harness h;
-        h.options.retry.wait_budget = 10ms;
-        auto fsm = h.make();
-        subscribe_everywhere(fsm, h.now);
+        auto fsm = subscribed_with_budget(h, 10ms);
         const auto sleep = fsm.start_behind_waiters(h.now, h.now, 1);
         ASSERT_EQ(sleep.what, kind::sleep) << "the first sleep would be 50-100 ms";
         EXPECT_EQ(sleep.at, h.now + 10ms) << "what is left of the budget";
@@ -258,9 +262,7 @@ TEST(acquire_fsm_handoff,
     }
     {
         harness h;
-        h.options.retry.wait_budget = 10ms;
-        auto fsm = h.make();
-        subscribe_everywhere(fsm, h.now);
+        auto fsm = subscribed_with_budget(h, 10ms);
         const auto sleep = fsm.start_behind_waiters(h.now, h.now, 1);
         ASSERT_EQ(sleep.what, kind::sleep);
         // A release, let pass for the older one; then the older one leaves without the key:
@@ -275,9 +277,7 @@ TEST(acquire_fsm_handoff,
     }
     {
         harness h;
-        h.options.retry.wait_budget = 10ms;
-        auto fsm = h.make();
-        subscribe_everywhere(fsm, h.now);
+        auto fsm = subscribed_with_budget(h, 10ms);
         ASSERT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::sleep);
         // The older one left without the key, no release heard (a silent expiry, say): its
         // turn all the same, within its budget.
@@ -288,9 +288,7 @@ TEST(acquire_fsm_handoff,
     }
     {
         harness h;
-        h.options.retry.wait_budget = 10ms;
-        auto fsm = h.make();
-        subscribe_everywhere(fsm, h.now);
+        auto fsm = subscribed_with_budget(h, 10ms);
         ASSERT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::sleep);
         // The older one was granted: this one waits for its release, within its budget.
         fsm.on_local_grant();
@@ -301,9 +299,7 @@ TEST(acquire_fsm_handoff,
     }
     {
         harness h;
-        h.options.retry.wait_budget = 2s;
-        auto fsm = h.make();
-        subscribe_everywhere(fsm, h.now);
+        auto fsm = subscribed_with_budget(h, 2s);
         EXPECT_EQ(fsm.start_behind_waiters(h.now, h.now, 1).what, kind::sleep)
             << "room for a sleep: it waits behind them";
     }
