@@ -72,6 +72,10 @@ enum class errc {
     /// or its INFO memory does not say), so it may forget a lock while it is held: its vote
     /// does not count unless eviction_options::accept_evicting_nodes is on.
     node_can_evict,
+    /// The node's server is not a primary: its INFO replication says `role:slave` (a
+    /// replica, maybe a writable one, or a primary demoted since the connect). Its vote
+    /// does not count; a Sentinel node asks its Sentinels for the primary again.
+    node_not_primary,
 };
 
 /// The category of every error_code this library produces.

@@ -180,6 +180,10 @@ struct node_view {
     /// eviction_options::accept_evicting_nodes is on, its votes do not count
     /// (errc::node_can_evict).
     std::string can_evict;
+    /// Set when the node's server is not a primary ("not a primary: INFO replication says
+    /// role:slave"), as its INFO said at the last connect or refresh: its votes do not count
+    /// (errc::node_not_primary).
+    std::string not_primary;
 };
 
 /// What async_inspect reports: one view per node, in node order.

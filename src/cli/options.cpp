@@ -138,13 +138,27 @@ namespace {
 
 namespace po = boost::program_options;
 
+/// Commas separate the nodes, and inside a Sentinel address (up to its `#master-name`) its
+/// Sentinels: `redis-sentinel://s1,s2,s3#a,redis-sentinel://s1,s2,s3#b,10.0.0.9:6379`. A list
+/// with a `;` is split at `;` only (for a master name that holds a comma).
 std::vector<std::string> split_nodes(std::string_view list) {
     std::vector<std::string> nodes;
-    std::stringstream stream{std::string(list)};
-    for (std::string item; std::getline(stream, item, ',');) {
-        if (!item.empty()) {
-            nodes.push_back(item);
+    const bool semicolons = list.find(';') != std::string_view::npos;
+    while (!list.empty()) {
+        std::size_t end = std::string_view::npos;
+        if (semicolons) {
+            end = list.find(';');
+        } else if (list.starts_with("redis-sentinel://") ||
+                   list.starts_with("rediss-sentinel://")) {
+            const auto hash = list.find('#');
+            end = hash == std::string_view::npos ? std::string_view::npos : list.find(',', hash);
+        } else {
+            end = list.find(',');
         }
+        if (end != 0) {
+            nodes.emplace_back(list.substr(0, end));
+        }
+        list = end == std::string_view::npos ? std::string_view() : list.substr(end + 1);
     }
     return nodes;
 }
@@ -925,6 +939,16 @@ std::string with_password(const std::string& text, std::string_view password,
         a.user = user;
     }
     const std::string secret = detail::percent_encode(password);
+    if (a.kind == node_address::transport::sentinel) {
+        // The data node's credentials go before the Sentinels; an `@` there already held
+        // only the user (`user:@`).
+        const auto scheme_end = text.find("://") + 3;
+        const auto authority_end = text.find_first_of("/?#", scheme_end);
+        const auto at = text.rfind('@', authority_end);
+        const auto hosts = at == std::string::npos || at < scheme_end ? scheme_end : at + 1;
+        return text.substr(0, scheme_end) + detail::percent_encode(a.user) + ":" + secret + "@" +
+               text.substr(hosts);
+    }
     if (a.kind == node_address::transport::unix_socket) {
         std::string url = "unix://" + a.path + "?password=" + secret;
         if (!a.user.empty()) {

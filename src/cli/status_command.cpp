@@ -55,14 +55,19 @@ std::string describe_pttl(const node_view& view) {
 }
 
 /// Whether the node gave GET no reply at all (as opposed to an error reply or an odd one).
-/// "  (quarantined: votes count again in 8.0 s)" for a node in restart quarantine, and
+/// "  (quarantined: votes count again in 8.0 s)" for a node in restart quarantine,
 /// "  (can evict keys: maxmemory-policy volatile-ttl: votes do not count)" for a node that
-/// can evict keys: its view is shown, but a lock it grants does not count (yet).
+/// can evict keys, and "  (not a primary: INFO replication says role:slave: votes do not
+/// count)" for a replica: its view is shown, but a lock it grants does not count (yet).
 std::string quarantine_note(const node_view& view, bool accept_evicting) {
     std::string note;
+    if (!view.not_primary.empty()) {
+        note = "  (" + printable(view.not_primary, shown) + ": votes do not count)";
+    }
     if (!view.can_evict.empty()) {
-        note = "  (" + printable(view.can_evict, shown) +
-               (accept_evicting ? ": accepted, --accept-evicting-nodes)" : ": votes do not count)");
+        note +=
+            "  (" + printable(view.can_evict, shown) +
+            (accept_evicting ? ": accepted, --accept-evicting-nodes)" : ": votes do not count)");
     }
     if (!view.quarantined_for) {
         return note;
@@ -211,6 +216,7 @@ boost::json::object view_json(const node_view& view, const std::string& key,
     out["quarantine_basis"] = text_or_null(view.quarantine_basis);
     out["quarantine_cause"] = text_or_null(view.quarantine_cause);
     out["can_evict"] = text_or_null(view.can_evict);
+    out["not_primary"] = text_or_null(view.not_primary);
     out["restarts_undetectable"] = text_or_null(view.restarts_undetectable);
     out["holder"] = nullptr;
     out["matches"] = nullptr;

@@ -50,6 +50,8 @@ public:
                    "max_counter_lead, or no token is left above it";
         case errc::node_can_evict:
             return "node can evict keys; its vote does not count";
+        case errc::node_not_primary:
+            return "node's server is not a primary; its vote does not count";
         }
         return "unknown redlock error";
     }

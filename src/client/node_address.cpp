@@ -180,7 +180,10 @@ void parse_redis_url(std::string_view rest, node_address& out, const quoting& qu
     parse_host_port(authority, out, quote);
 }
 
-void parse_unix_query(std::string_view query, node_address& out, const quoting& quote) {
+/// `name=value&...` after a `?`; `apply` takes each pair and says whether it knew the name.
+template <typename Apply>
+void parse_query(std::string_view query, const quoting& quote, std::string_view known,
+                 Apply apply) {
     while (!query.empty()) {
         const auto amp = query.find('&');
         const auto item = query.substr(0, amp);
@@ -189,19 +192,87 @@ void parse_unix_query(std::string_view query, node_address& out, const quoting& 
             throw parse_failure{"expected name=value in query" + quote.got(item)};
         }
         const auto name = item.substr(0, eq);
-        const auto value = item.substr(eq + 1);
-        if (name == "db") {
-            parse_db(value, out, quote);
-        } else if (name == "user") {
-            out.user = percent_decode(value);
-        } else if (name == "password") {
-            out.password = percent_decode(value);
-        } else {
+        if (!apply(name, item.substr(eq + 1))) {
             throw parse_failure{"unknown query parameter" + quote(name) +
-                                " (known: db, user, password)"};
+                                " (known: " + std::string(known) + ")"};
         }
         query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
     }
+}
+
+/// `[user:password@]host[:port][,host[:port]...][/db][?query]#master-name`, the form
+/// Lettuce reads; the Sentinels' port is 26379 unless given.
+void parse_sentinel_url(std::string_view rest, node_address& out, const quoting& quote) {
+    out.kind = node_address::transport::sentinel;
+    const auto hash = rest.rfind('#');
+    if (hash == std::string_view::npos || hash + 1 == rest.size()) {
+        throw parse_failure{"a Sentinel address ends in #master-name (the name the Sentinels "
+                            "monitor the primary by)"};
+    }
+    out.master_name = percent_decode(rest.substr(hash + 1));
+    for (unsigned char c : out.master_name) {
+        if (c <= ' ' || c == 0x7f) {
+            throw parse_failure{"the master name contains whitespace or a control character"};
+        }
+    }
+    rest = rest.substr(0, hash);
+    const auto question = rest.find('?');
+    if (question != std::string_view::npos) {
+        parse_query(rest.substr(question + 1), quote, "sentinel_user, sentinel_password",
+                    [&out](std::string_view name, std::string_view value) {
+                        if (name == "sentinel_user") {
+                            out.sentinel_user = percent_decode(value);
+                        } else if (name == "sentinel_password") {
+                            out.sentinel_password = percent_decode(value);
+                        } else {
+                            return false;
+                        }
+                        return true;
+                    });
+        rest = rest.substr(0, question);
+    }
+    const auto slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    if (slash != std::string_view::npos && slash + 1 < rest.size()) {
+        parse_db(rest.substr(slash + 1), out, quote);
+    }
+    const auto at = authority.rfind('@');
+    if (at != std::string_view::npos) {
+        parse_userinfo(authority.substr(0, at), out);
+        authority = authority.substr(at + 1);
+    }
+    while (true) {
+        const auto comma = authority.find(',');
+        node_address one;
+        one.port = 26379;
+        parse_host_port(authority.substr(0, comma), one, quote);
+        out.sentinels.push_back({std::move(one.host), one.port});
+        if (comma == std::string_view::npos) {
+            break;
+        }
+        authority = authority.substr(comma + 1);
+    }
+    constexpr std::size_t max_sentinels = 16;
+    if (out.sentinels.size() > max_sentinels) {
+        throw parse_failure{"at most " + std::to_string(max_sentinels) +
+                            " Sentinels per node, got " + std::to_string(out.sentinels.size())};
+    }
+}
+
+void parse_unix_query(std::string_view query, node_address& out, const quoting& quote) {
+    parse_query(query, quote, "db, user, password",
+                [&](std::string_view name, std::string_view value) {
+                    if (name == "db") {
+                        parse_db(value, out, quote);
+                    } else if (name == "user") {
+                        out.user = percent_decode(value);
+                    } else if (name == "password") {
+                        out.password = percent_decode(value);
+                    } else {
+                        return false;
+                    }
+                    return true;
+                });
 }
 
 void parse_unix(std::string_view rest, node_address& out, const quoting& quote) {
@@ -239,11 +310,15 @@ void parse(std::string_view text, node_address& out) {
         if (scheme == "redis" || scheme == "rediss") {
             out.tls = scheme == "rediss";
             parse_redis_url(rest, out, quote);
+        } else if (scheme == "redis-sentinel" || scheme == "rediss-sentinel") {
+            out.tls = scheme == "rediss-sentinel";
+            parse_sentinel_url(rest, out, quote);
         } else if (scheme == "unix") {
             parse_unix(rest, out, quote);
         } else {
             throw parse_failure{"unknown scheme" + quote(scheme) +
-                                " (use redis://, rediss:// or unix://)"};
+                                " (use redis://, rediss://, redis-sentinel://, "
+                                "rediss-sentinel:// or unix://)"};
         }
     } else if (text.starts_with("unix:")) {
         parse_unix(text.substr(5), out, quote);
@@ -254,15 +329,49 @@ void parse(std::string_view text, node_address& out) {
     }
 }
 
+std::string host_and_port(const std::string& host, std::uint16_t port) {
+    const bool v6 = host.find(':') != std::string::npos;
+    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+bool same_host(const std::string& a, const std::string& b) noexcept {
+    if (a.size() != b.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+        if (lower(a[i]) != lower(b[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// `scheme://[credentials]h1:p1,h2:p2[/db][?query]#name` of a sentinel address.
+std::string sentinel_url(const node_address& a, const std::string& credentials,
+                         const std::string& query) {
+    std::string text = a.tls ? "rediss-sentinel://" : "redis-sentinel://";
+    text.append(credentials);
+    for (std::size_t i = 0; i < a.sentinels.size(); ++i) {
+        text.append(i ? "," : "").append(host_and_port(a.sentinels[i].host, a.sentinels[i].port));
+    }
+    if (a.db != 0) {
+        text.append("/").append(std::to_string(a.db));
+    }
+    return text.append(query).append("#").append(detail::percent_encode(a.master_name));
+}
+
 } // namespace
 
 std::string node_address::display() const {
+    if (kind == transport::sentinel) {
+        return sentinel_url(*this, {}, {});
+    }
     if (kind == transport::unix_socket) {
         // The URL form: "unix:" + "//x" would read back as the URL unix://x.
         return "unix://" + path;
     }
-    const bool v6 = host.find(':') != std::string::npos;
-    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    return host_and_port(host, port);
 }
 
 std::string node_address::redacted() const {
@@ -272,6 +381,16 @@ std::string node_address::redacted() const {
         credentials = (user.empty() ? "" : name + ":") + "***@";
     } else if (!user.empty()) {
         credentials = name + ":@"; // redis://name@host would read as a password
+    }
+    if (kind == transport::sentinel) {
+        std::string query;
+        if (!sentinel_user.empty()) {
+            query = "?sentinel_user=" + detail::percent_encode(sentinel_user);
+        }
+        if (!sentinel_password.empty()) {
+            query += (query.empty() ? "?" : "&") + std::string("sentinel_password=***");
+        }
+        return sentinel_url(*this, credentials, query);
     }
     if (kind == transport::unix_socket) {
         std::string query;
@@ -306,16 +425,20 @@ bool node_address::same_server(const node_address& other) const noexcept {
     if (kind == transport::unix_socket) {
         return path == other.path;
     }
-    if (port != other.port || host.size() != other.host.size()) {
-        return false;
-    }
-    for (std::size_t i = 0; i < host.size(); ++i) {
-        auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-        if (lower(host[i]) != lower(other.host[i])) {
+    if (kind == transport::sentinel) {
+        if (master_name != other.master_name) {
             return false;
         }
+        for (const auto& mine : sentinels) {
+            for (const auto& theirs : other.sentinels) {
+                if (mine.port == theirs.port && same_host(mine.host, theirs.host)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
-    return true;
+    return port == other.port && same_host(host, other.host);
 }
 
 std::error_code parse_node_address(std::string_view text, node_address& out, std::string& why) {

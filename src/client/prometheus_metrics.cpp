@@ -127,6 +127,9 @@ std::string_view error_kind(std::error_code e) {
     if (e == errc::node_can_evict) {
         return "can_evict";
     }
+    if (e == errc::node_not_primary) {
+        return "not_primary";
+    }
     if (e == errc::cancelled) {
         return "cancelled";
     }

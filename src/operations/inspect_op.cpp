@@ -333,6 +333,7 @@ void inspect_op::finish(std::error_code error) {
         }
         view.restarts_undetectable = std::string(link.restarts_undetectable());
         view.can_evict = std::string(link.eviction_risk());
+        view.not_primary = std::string(link.not_primary());
     }
     completion_.complete(std::error_code(), std::move(result_));
 }

@@ -193,7 +193,7 @@ void client_impl::note_release(const std::string& token) {
 bool client_impl::ceiling_eligible(std::size_t reader, clock::time_point now) const {
     const auto& link = *nodes_[reader];
     if (link.run_id().empty() || !link.restarts_undetectable().empty() ||
-        !link.eviction_risk().empty()) {
+        !link.eviction_risk().empty() || !link.not_primary().empty()) {
         return false;
     }
     // A node that restarted (or stepped) within the maximum may have lost ceiling entries
@@ -423,6 +423,14 @@ std::optional<client_impl::veto> client_impl::veto_grant(std::size_t node, clock
 
 std::optional<client_impl::veto> client_impl::link_veto(std::size_t node, clock::time_point now,
                                                         bool state_too) {
+    // A replica takes no lock that the next failover or resync keeps, whatever
+    // replica-read-only says: never a vote, whatever the quarantine's settings.
+    if (state_too) {
+        const auto replica = nodes_[node]->not_primary();
+        if (!replica.empty()) {
+            return veto{errc::node_not_primary, std::string(replica)};
+        }
+    }
     // INFO refused hides restarts from the quarantine and a memory policy from the eviction
     // veto: either one, while on, takes the node's vote.
     if (state_too && (config_.quarantine.enabled || !config_.eviction.accept_evicting_nodes)) {

@@ -3,6 +3,7 @@
 #include "runtime/token.hpp"
 #include "transport/asio_time_source.hpp"
 #include "transport/node_connection.hpp"
+#include "transport/sentinel_connector.hpp"
 #include "transport/socket_connector.hpp"
 #include "transport/subscriber_connection.hpp"
 #include "transport/tls_context.hpp"
@@ -31,20 +32,31 @@ environment environment::production() {
         }
         return address.tls ? *tls : nullptr;
     };
-    env.make_link = [context_for](const boost::asio::any_io_executor& strand, node_address address,
-                                  const client_config& config) -> std::unique_ptr<node_link> {
-        auto connector = std::make_unique<socket_connector>(strand, address, config,
-                                                            context_for(address, config));
+    // A node that names a Sentinel group asks its Sentinels at every connect.
+    auto connector_for = [context_for](const boost::asio::any_io_executor& strand,
+                                       const node_address& address, const client_config& config,
+                                       std::string_view role) -> std::unique_ptr<stream_connector> {
+        if (address.kind == node_address::transport::sentinel) {
+            return std::make_unique<sentinel_connector>(
+                strand, address, config, context_for(address, config), [] { return clock::now(); },
+                role);
+        }
+        return std::make_unique<socket_connector>(strand, address, config,
+                                                  context_for(address, config), role);
+    };
+    env.make_link = [connector_for](const boost::asio::any_io_executor& strand,
+                                    node_address address,
+                                    const client_config& config) -> std::unique_ptr<node_link> {
+        auto connector = connector_for(strand, address, config, {});
         return std::make_unique<node_connection>(strand, std::move(address), config,
                                                  std::make_unique<asio_time_source>(strand),
                                                  std::move(connector));
     };
     env.make_subscriber =
-        [context_for](const boost::asio::any_io_executor& strand, node_address address,
-                      const client_config& config, std::size_t node,
-                      subscription_events& events) -> std::unique_ptr<subscription_link> {
-        auto connector = std::make_unique<socket_connector>(
-            strand, address, config, context_for(address, config), "subscriber");
+        [connector_for](const boost::asio::any_io_executor& strand, node_address address,
+                        const client_config& config, std::size_t node,
+                        subscription_events& events) -> std::unique_ptr<subscription_link> {
+        auto connector = connector_for(strand, address, config, "subscriber");
         return std::make_unique<subscriber_connection>(strand, std::move(address), config,
                                                        std::make_unique<asio_time_source>(strand),
                                                        std::move(connector), node, events);

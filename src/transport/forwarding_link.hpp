@@ -33,6 +33,7 @@ public:
         return inner_->restarts_undetectable();
     }
     std::string_view eviction_risk() const noexcept override { return inner_->eviction_risk(); }
+    std::string_view not_primary() const noexcept override { return inner_->not_primary(); }
     std::string_view quarantine_cause() const noexcept override {
         return inner_->quarantine_cause();
     }

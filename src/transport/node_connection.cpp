@@ -396,8 +396,17 @@ bool node_connection::on_reply(sent_command&& sent, const node_reply& reply) {
         }
     } else {
         --commands_awaited_;
+        const bool demoted =
+            address_.kind == node_address::transport::sentinel && reply.reply &&
+            reply.reply->type == REDIS_REPLY_ERROR &&
+            std::string_view(reply.reply->str, reply.reply->len).starts_with("READONLY");
         sent.target->on_reply(sent.tag, reply);
         let_go(std::move(sent.target));
+        if (demoted && wire_) {
+            // The primary the Sentinels named was demoted since: ask them again.
+            drop_connection("the server is a replica now (READONLY); asking the Sentinels again");
+            return false;
+        }
     }
     if (state_ == state::shut_down && commands_awaited_ == 0 && held_back_.empty() && wire_) {
         drop_connection(last_error_); // drained
@@ -423,6 +432,12 @@ bool node_connection::on_handshake_reply(const redisReply* reply, const sent_com
         }
         if (!std::exchange(server_read_here_, true) && readiness_changed_) {
             readiness_changed_();
+        }
+        if (address_.kind == node_address::transport::sentinel && !not_primary_.empty()) {
+            // The Sentinels named a server that is (now) a replica: a failover under way,
+            // or a stale answer. Ask them again.
+            drop_connection(not_primary_ + "; asking the Sentinels again");
+            return false;
         }
         return true;
     }
@@ -485,7 +500,30 @@ void node_connection::on_server_info(const redisReply* reply) {
     }
     auto started = uptime_start(info, now, uptime_start_);
     uptime_start_ = started;
-    if (!run_id_.empty() && info.run_id != run_id_) {
+    const bool other_server = !run_id_.empty() && info.run_id != run_id_;
+    // The same process with another replication id took its role anew: promoted, or demoted
+    // and resynced from another primary (which flushed what it held) and promoted again.
+    const bool role_taken_anew = !other_server && !replication_id_.empty() &&
+                                 !info.replication_id.empty() &&
+                                 info.replication_id != replication_id_;
+    if (other_server || role_taken_anew) {
+        promoted_at_.reset();
+    }
+    if (info.promoted_since_start && !promoted_at_) {
+        // A promoted server's uptime says nothing of when it became a primary, and it may
+        // lack writes its old primary acknowledged: quarantined from when it took its role,
+        // as the Sentinels tell it (the most recent of those that named it), or, if nobody
+        // tells, from now, the first time this client sees it.
+        promoted_at_ = connector_->primary_since().value_or(now);
+        if (*promoted_at_ > now) {
+            promoted_at_ = now;
+        }
+    }
+    if (promoted_at_ && *promoted_at_ > started) {
+        started = *promoted_at_;
+    }
+    replication_id_ = info.replication_id;
+    if (other_server || role_taken_anew) {
         // Another server now (a restart, a failover, an address moved): its uptime says
         // nothing of when it started answering here, so the quarantine runs from now, and
         // later refreshes, which see the same run_id and a long uptime, must keep it there.
@@ -502,7 +540,10 @@ void node_connection::on_server_info(const redisReply* reply) {
         // Another server's clock: the TIME that follows this INFO starts afresh.
         clock_watch_.forget();
         clock_mark_watch_.forget();
-        log(log_level::warning, "restarted (run_id changed): quarantined");
+        log(log_level::warning,
+            other_server ? "restarted (run_id changed): quarantined"
+                         : "took its role anew (master_replid changed: promoted, or resynced "
+                           "from another primary): quarantined as after a restart");
     } else if (evicted_keys_ && info.evicted_keys && *info.evicted_keys != *evicted_keys_) {
         // A rise is keys evicted, maybe ours; a fall is CONFIG RESETSTAT, which hides how
         // many were evicted before it. Either way the node may have forgotten locks.
@@ -528,6 +569,11 @@ void node_connection::on_server_info(const redisReply* reply) {
                         : ": this node's votes do not count"));
     }
     eviction_risk_ = std::move(risk);
+    auto replica = not_primary_reason(info, secrets_);
+    if (!replica.empty() && replica != not_primary_) {
+        log(log_level::error, replica + ": this node's votes do not count");
+    }
+    not_primary_ = std::move(replica);
 }
 
 void node_connection::queue_node_reads() {

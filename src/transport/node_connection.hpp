@@ -78,6 +78,7 @@ public:
     std::string_view run_id() const noexcept override { return run_id_; }
     std::string_view restarts_undetectable() const noexcept override { return info_refused_; }
     std::string_view eviction_risk() const noexcept override { return eviction_risk_; }
+    std::string_view not_primary() const noexcept override { return not_primary_; }
     std::string_view quarantine_cause() const noexcept override { return quarantine_cause_; }
     std::string_view clock_steps_undetectable() const noexcept override { return time_refused_; }
     void allow_clock_drift(double rate) override { clock_drift_ = std::max(clock_drift_, rate); }
@@ -214,6 +215,13 @@ private:
     std::optional<clock::time_point> started_at_;
     // Set while the node can evict keys (or does not say whether it can), else empty.
     std::string eviction_risk_;
+    // Set while the server says it is no primary (INFO replication), else empty.
+    std::string not_primary_;
+    // master_replid of the last INFO: a change under one run_id is a role taken anew.
+    std::string replication_id_;
+    // When the current server (run_id and replication id) became a primary, if INFO says it
+    // was promoted since it started: started_at_ is never earlier.
+    std::optional<clock::time_point> promoted_at_;
     // evicted_keys of the last INFO of the current run_id: any change is keys forgotten.
     std::optional<std::uint64_t> evicted_keys_;
     // When keys were last seen forgotten (evicted_keys changed, or another run_id answered):

@@ -77,6 +77,10 @@ public:
     /// when it cannot or INFO was refused (restarts_undetectable says so then). An eviction
     /// seen (evicted_keys changed) moves started_at() to the moment it was seen.
     virtual std::string_view eviction_risk() const noexcept = 0;
+    /// Why the server is not a primary, as its INFO replication said at the last connect or
+    /// refresh ("not a primary: INFO replication says role:slave"), or empty when it is one
+    /// (or INFO was refused: restarts_undetectable says so then). Its votes do not count.
+    virtual std::string_view not_primary() const noexcept = 0;
     /// Why started_at() was last moved to a moment after the server started, when that was
     /// not a restart or an eviction: "clock stepped by +1500 ms" (the node's TIME moved
     /// against this client's steady clock beyond the drift bound: core/clock_watch). Such a

@@ -64,7 +64,19 @@ server_info parse_server_info(std::string_view text) {
     info.maxmemory = number(info_field("maxmemory"));
     info.maxmemory_policy = printable_server_text(info_field("maxmemory_policy"), {});
     info.evicted_keys = number(info_field("evicted_keys"));
+    info.role = printable_server_text(info_field("role"), {});
+    info.replication_id = printable_server_text(info_field("master_replid"), {});
+    const auto replid2 = info_field("master_replid2");
+    info.promoted_since_start =
+        !replid2.empty() && replid2.find_first_not_of('0') != std::string_view::npos;
     return info;
+}
+
+std::string not_primary_reason(const server_info& info, const std::vector<std::string>& secrets) {
+    if (info.role.empty() || info.role == "master") {
+        return {};
+    }
+    return "not a primary: INFO replication says role:" + printable_server_text(info.role, secrets);
 }
 
 std::string eviction_risk(const server_info& info, const std::vector<std::string>& secrets) {

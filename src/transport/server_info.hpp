@@ -13,10 +13,11 @@
 
 namespace redlock::detail {
 
-/// What the client learns from a node's `INFO server memory stats` (read at every connect and
-/// on every refresh): who the server is, since when it runs, and whether it can forget keys
-/// by evicting them. Parsed here so that the decisions built on it are testable without a
-/// server, and shared by the real connection and the simulated one.
+/// What the client learns from a node's `INFO server memory stats replication` (read at every
+/// connect and on every refresh): who the server is, since when it runs and holds its role,
+/// whether it is a primary, and whether it can forget keys by evicting them. Parsed here so that
+/// the decisions built on it are testable without a server, and shared by the real connection and
+/// the simulated one.
 struct server_info {
     std::string run_id; ///< printable and short, whatever the node sent
     /// Clamped to [0, one year]: a hostile or broken node must not overflow the clock.
@@ -24,6 +25,16 @@ struct server_info {
     std::optional<std::uint64_t> maxmemory; ///< bytes; 0 means no limit
     std::string maxmemory_policy;           ///< printable and short
     std::optional<std::uint64_t> evicted_keys;
+    /// INFO replication: "master" or "slave" (printable and short), empty when not sent.
+    std::string role;
+    /// INFO replication's master_replid: a primary takes a new one at every start and every
+    /// promotion, so a change of it under one run_id is a promotion (or a resync as a
+    /// replica) since the last reading. Printable and short.
+    std::string replication_id;
+    /// Whether INFO replication says this server was promoted (or handed over by FAILOVER)
+    /// since it started: master_replid2 is not all zeros. Its uptime then says nothing of
+    /// when it took its role.
+    bool promoted_since_start = false;
 };
 
 /// Every `name:value` line of an INFO reply's text (section headers, blank lines and lines
@@ -56,7 +67,13 @@ clock::time_point uptime_start(const server_info& info, clock::time_point now,
 
 /// The command read at connect and on every refresh: its sections in one call (Redis 7.0
 /// and later; an older server refuses it, as an ACL user without +info does).
-inline constexpr std::string_view info_sections[] = {"INFO", "server", "memory", "stats"};
+inline constexpr std::string_view info_sections[] = {"INFO", "server", "memory", "stats",
+                                                     "replication"};
+
+/// Why a server is no primary ("not a primary: INFO replication says role:slave"), or empty
+/// when it is one. A reply without the replication section (an old server, a proxy) says
+/// nothing, and its other fields are still used.
+std::string not_primary_reason(const server_info& info, const std::vector<std::string>& secrets);
 
 } // namespace redlock::detail
 

@@ -21,6 +21,7 @@ std::vector<std::string> configured_secrets(const client_config& config,
         std::string why;
         if (!parse_node_address(text, address, why)) {
             add(address.password);
+            add(address.sentinel_password);
         }
     }
     // Longest first: a password that contains another is cut whole.

@@ -1,10 +1,12 @@
 #ifndef REDLOCK_SRC_TRANSPORT_STREAM_CONNECTOR_HPP
 #define REDLOCK_SRC_TRANSPORT_STREAM_CONNECTOR_HPP
 
+#include "core/validity.hpp"
 #include "transport/byte_stream.hpp"
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +32,9 @@ public:
     /// message; `hint` anything that may explain a timeout there.
     virtual std::string_view step() const noexcept = 0;
     virtual std::string_view hint() const noexcept = 0;
+    /// When the server the last successful open reached became a primary, if the connector
+    /// learned it on the way (the Sentinels); empty when it does not know.
+    virtual std::optional<clock::time_point> primary_since() const { return std::nullopt; }
 };
 
 } // namespace redlock::detail

@@ -50,6 +50,10 @@ constexpr std::uint64_t hold_salt = 0x686f6c6465787406ULL;
 constexpr std::uint64_t lanes_salt = 0x6c616e6573000666ULL;
 /// Salt of the generator of the nodes whose fencing counters a crash loses.
 constexpr std::uint64_t counters_salt = 0x636f756e74000175ULL;
+/// Salt of the generator of the writable replicas listed as nodes.
+constexpr std::uint64_t replica_salt = 0x7265706c696361a5ULL;
+/// Salt of the generator of the crashes that end in a failover (a promoted replica).
+constexpr std::uint64_t failover_salt = 0x6661696c6f7665d1ULL;
 
 drift_clock make_clock(world& w) {
     // Rates within a quarter of the drift factor either way: client/node rate ratios stay
@@ -639,6 +643,16 @@ scenario make_scenario(world& w, int forced_profile) {
         node.info_refused_rate = std::uniform_real_distribution<double>(0.2, 1.0)(refusing);
         node.info_refused_seed = refusing();
     }
+    // A writable replica listed as a node (replica-read-only no), in one schedule of ten:
+    // it takes SETs, and loses them at its next full resync; its votes must never count.
+    // Not where the maximum was lowered (that workload claims only a fault-free schedule's
+    // outcome). A generator of its own, whose salt gives none of regression_seeds.txt one.
+    std::mt19937_64 replicas(w.seed() ^ replica_salt);
+    if (replicas() % 10 == 0 && s.lowered_max_ttl.count() == 0) {
+        auto& node = s.nodes[replicas() % s.nodes.size()];
+        node.resync_rate = std::uniform_real_distribution<double>(0.01, 0.2)(replicas);
+        node.resync_seed = replicas();
+    }
     // A client whose threads wait for the same lock side by side, in one schedule of six:
     // its first operation again in one to three more lanes, starting within 3 ms of it, so
     // that they queue behind each other in the client (local handoff, the waiters' order,
@@ -751,6 +765,17 @@ scenario make_scenario(world& w, int forced_profile) {
             for (crash.node = 0; crash.node < nodes; ++crash.node) {
                 s.faults.push_back(crash);
             }
+        }
+    }
+    // Half the crashes end in a failover: the node comes back as a promoted replica that
+    // lacks every lock key, with its own long uptime, which says nothing of when it became
+    // the primary (a Sentinel-managed node, or an operator's REPLICAOF NO ONE). Clients that
+    // first reach it after that learn it from INFO replication (master_replid2) alone. A
+    // generator of its own, whose salt gives none of regression_seeds.txt a failover.
+    std::mt19937_64 failovers(w.seed() ^ failover_salt);
+    for (auto& f : s.faults) {
+        if (f.what == fault::kind::crash) {
+            f.failover = failovers() % 2 == 0;
         }
     }
     // The veto disabled, to check that the simulation catches what it prevents.

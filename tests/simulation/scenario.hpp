@@ -75,6 +75,8 @@ struct fault {
     /// force_release: the operator names the key's fencing counter too, which
     /// force_release.lua must leave alone (its tokens keep increasing after the unlock).
     bool with_counter = false;
+    /// crash: the node comes back as a promoted replica (sim_node::restart).
+    bool failover = false;
 };
 
 /// Everything a seed decides before the schedule runs.

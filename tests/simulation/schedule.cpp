@@ -273,7 +273,7 @@ void schedule::schedule_fault(const fault& f) {
             if (!sc_.nodes[static_cast<std::size_t>(f.node)].durable_counters) {
                 h_.counters_lost(w_.now());
             }
-            w_.after(f.duration, -1, [&node] { node.restart(); });
+            w_.after(f.duration, -1, [&node, f] { node.restart(f.failover); });
         });
         return;
     case fault::kind::clock_step:

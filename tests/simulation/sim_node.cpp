@@ -68,7 +68,8 @@ sim_node::sim_node(world& w, int id, drift_clock clock, node_faults faults)
     , clock_(clock)
     , faults_(faults)
     , keyspace_rng_(faults.keyspace_seed)
-    , info_refused_rng_(faults.info_refused_seed) {
+    , info_refused_rng_(faults.info_refused_seed)
+    , resync_rng_(faults.resync_seed) {
     restart();
     // Up long before the schedule starts: no quarantine at the first connect.
     started_ = -w.uniform(10 * sec, 86400 * sec);
@@ -155,6 +156,11 @@ std::string sim_node::execute(const std::vector<std::string>& args, const std::s
     const auto verb = upper(args[0]);
     if (faults_.evict_rate > 0 && verb != "INFO" && world_.chance(faults_.evict_rate)) {
         evict_one();
+    }
+    if (faults_.resync_rate > 0 &&
+        std::uniform_real_distribution<double>(0, 1)(resync_rng_) < faults_.resync_rate) {
+        SIM_TRACE(world_, name(), "full resync from its primary: lock keys gone");
+        std::erase_if(data_, [](const auto& item) { return !item.first.ends_with(":fence"); });
     }
     if (verb == "INFO" && faults_.info_refused_rate > 0 &&
         std::uniform_real_distribution<double>(0, 1)(info_refused_rng_) <
@@ -628,7 +634,10 @@ sim_reply sim_node::cmd_info(const args_t&) {
                            "\r\n\r\n# Memory\r\nmaxmemory:" + (evicts ? "3145728" : "0") +
                            "\r\nmaxmemory_policy:" + (evicts ? "volatile-ttl" : "noeviction") +
                            "\r\n\r\n# Stats\r\nevicted_keys:" + std::to_string(evicted_keys_) +
-                           "\r\n");
+                           "\r\n\r\n# Replication\r\nrole:" +
+                           (faults_.resync_rate > 0 ? "slave\r\nmaster_host:10.0.0.1" : "master") +
+                           "\r\nmaster_replid:" + replication_id_ +
+                           "\r\nmaster_replid2:" + replication_id2_ + "\r\n");
 }
 
 sim_reply sim_node::cmd_script(const args_t& a) {
@@ -884,7 +893,7 @@ void sim_node::evict_one() {
     // only where it saw a restart (recreate_where), never after an eviction alone.
 }
 
-void sim_node::restart() {
+void sim_node::restart(bool as_promoted_replica) {
     up_ = true;
     evicted_keys_ = 0;
     started_ = world_.now();
@@ -894,8 +903,20 @@ void sim_node::restart() {
                   static_cast<unsigned long long>(world_.rng()()),
                   static_cast<unsigned long long>(world_.rng()()), static_cast<unsigned>(id_));
     run_id_ = id;
+    // Derived from the run_id, not drawn: every other draw of a seed stays where it was.
+    replication_id_ = std::string(run_id_.rbegin(), run_id_.rend());
+    replication_id2_ = std::string(40, '0');
+    if (as_promoted_replica) {
+        replication_id2_ = "f" + run_id_.substr(1);
+        // The replica ran from 10 s to about a day before it was promoted.
+        started_ -= 10 * sec + static_cast<real_ns>(std::hash<std::string>{}(run_id_) %
+                                                    static_cast<std::uint64_t>(86400 * sec));
+    }
     if (incarnation_ > 1) {
-        SIM_TRACE(world_, name(), "restarted, run_id " + run_id_.substr(0, 8));
+        SIM_TRACE(
+            world_, name(),
+            std::string(as_promoted_replica ? "failed over to a promoted replica" : "restarted") +
+                ", run_id " + run_id_.substr(0, 8));
     }
 }
 

@@ -46,6 +46,12 @@ struct node_faults {
     /// Per INFO: refused with NOPERM (a user without +info), drawn from info_refused_seed.
     double info_refused_rate = 0;
     std::uint64_t info_refused_seed = 0;
+    /// A writable replica (replica-read-only no) listed as a node: INFO replication says
+    /// role:slave, and before a command, with this chance, a full resync from its primary
+    /// replaces what it holds (every lock key gone; fencing counters kept, as if its
+    /// primary's matched), drawn from resync_seed. Zero: a primary.
+    double resync_rate = 0;
+    std::uint64_t resync_seed = 0;
 };
 
 /// A Redis 7.0 master, single-threaded: the commands the library and the scripts of lua/
@@ -54,9 +60,10 @@ struct node_faults {
 /// EVAL, EVALSHA) with Redis' replies and errors (WRONGTYPE, arity, syntax), expiry on the
 /// node's own drifting clock, and the scripts run as they are in Lua 5.1 (lua_scripts)
 /// behind a script cache (empty at start, loaded by EVAL and SCRIPT LOAD, lost on SCRIPT
-/// FLUSH and restart). INFO server, memory and stats, evictions (node_faults::evict_rate),
-/// restarts that lose the data. The conformance test holds the replies and the keyspace a
-/// script leaves to a real redis-server's. Anything it does not know gets Redis' error.
+/// FLUSH and restart). INFO server, memory, stats and replication, evictions
+/// (node_faults::evict_rate), restarts that lose the data. The conformance test holds the replies
+/// and the keyspace a script leaves to a real redis-server's. Anything it does not know gets Redis'
+/// error.
 class sim_node final : private script_host {
 public:
     sim_node(world& w, int id, drift_clock clock, node_faults faults);
@@ -77,7 +84,11 @@ public:
     /// The node's wall clock steps by `delta` (an NTP step, a VM resumed, an operator): its
     /// TIME and every expiry, which Redis measures on that clock, move with it.
     void step_clock(real_ns delta) { clock_.offset += delta; }
-    void restart();
+    /// Up again, empty (fencing counters aside), with another run_id and replication id.
+    /// `as_promoted_replica`: a failover rather than a restart, to a replica that had none
+    /// of the lock keys: up for long (its uptime predates the promotion) and saying, in
+    /// INFO replication's master_replid2, that it was promoted since it started.
+    void restart(bool as_promoted_replica = false);
     void flush_scripts();
 
     /// Called on crash: every connection to the node breaks.
@@ -225,11 +236,15 @@ private:
     bool up_ = true;
     std::uint64_t incarnation_ = 1;
     std::string run_id_;
+    /// INFO replication's master_replid, and master_replid2 (all zeros unless promoted).
+    std::string replication_id_;
+    std::string replication_id2_;
     real_ns started_ = 0;
     real_ns busy_until_ = 0;
     std::unordered_map<std::string, entry> data_;
     std::mt19937_64 keyspace_rng_;
     std::mt19937_64 info_refused_rng_;
+    std::mt19937_64 resync_rng_;
     std::map<std::string, std::map<std::uint64_t, message_sink>> channels_;
     std::unordered_set<std::string> scripts_; // this node's script cache (SHA1s)
     /// The script running now: what the hooks (on_delete, on_note, the force-release ones)

@@ -145,6 +145,22 @@ TEST(cli_options, nodes_from_environment_and_flag) {
     EXPECT_EQ(env->nodes_from, cli::options::source::environment);
 }
 
+TEST(cli_options, a_sentinel_address_keeps_its_commas) {
+    std::string error;
+    auto o = parse({"acquire", "k"}, error,
+                   "redis-sentinel://s1,s2:26380,s3#a,h:7001,rediss-sentinel://u:p@s1,s2#b,x:1");
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(o->nodes, (std::vector<std::string>{"redis-sentinel://s1,s2:26380,s3#a", "h:7001",
+                                                  "rediss-sentinel://u:p@s1,s2#b", "x:1"}));
+    // With a `;`, only `;` separates: for a master name that holds a comma.
+    auto semicolons =
+        parse({"-n", "redis-sentinel://s1,s2#a,b;h:7001;;x:1", "acquire", "k"}, error);
+    ASSERT_TRUE(semicolons) << error;
+    EXPECT_EQ(semicolons->nodes,
+              (std::vector<std::string>{"redis-sentinel://s1,s2#a,b", "h:7001", "x:1"}));
+    EXPECT_EQ(redlock::test::parsed_address(semicolons->nodes[0]).master_name, "a,b");
+}
+
 TEST(cli_options, built_in_nodes_only_when_no_list_is_given_at_all) {
     std::string error;
     auto unset = parse({"acquire", "k"}, error, nullptr);
@@ -703,7 +719,9 @@ TEST(cli_options, any_password_survives_the_address_round_trip) {
     for (const std::string& password :
          {std::string("p@ss:w/o?r#d&x=y%41"), std::string("tab\there"), std::string("\xff\x01"),
           std::string(cli::max_password_size, 'x')}) {
-        for (const char* node : {"h:1", "rediss://h:1/4", "unix:///s.sock?user=u&db=5"}) {
+        for (const char* node : {"h:1", "rediss://h:1/4", "unix:///s.sock?user=u&db=5",
+                                 "redis-sentinel://s1,s2:26380/3?sentinel_password=w#orders",
+                                 "rediss-sentinel://u:@s1#orders"}) {
             const auto a = parsed_address(cli::with_password(node, password));
             EXPECT_EQ(a.password, password) << node;
             EXPECT_TRUE(a.same_server(parsed_address(node))) << node;

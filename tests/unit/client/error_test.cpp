@@ -17,7 +17,8 @@ TEST(error, every_value_has_its_own_message_in_one_category) {
         errc::nodes_quarantined, errc::node_timeout,       errc::connection_failed,
         errc::server_error,      errc::unexpected_reply,   errc::node_backlogged,
         errc::node_quarantined,  errc::duplicate_node,     errc::restarts_undetectable,
-        errc::client_closed,     errc::lock_mismatch,      errc::node_can_evict};
+        errc::client_closed,     errc::lock_mismatch,      errc::node_can_evict,
+        errc::node_not_primary};
     std::set<std::string> messages;
     std::set<int> values;
     for (errc e : all) {

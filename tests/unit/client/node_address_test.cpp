@@ -169,4 +169,65 @@ TEST(node_address, same_server_ignores_credentials_db_and_case) {
     EXPECT_FALSE(parse_ok("/tmp/a.sock").same_server(parse_ok("localhost:6379")));
 }
 
+TEST(node_address, a_sentinel_group_names_its_sentinels_and_the_primary) {
+    const auto a = parse_ok("redis-sentinel://locker:s3cret@s1.example,10.0.0.2:26380,[::1]:5000"
+                            "/2?sentinel_user=watch&sentinel_password=w%40tch#orders");
+    EXPECT_EQ(a.kind, node_address::transport::sentinel);
+    ASSERT_EQ(a.sentinels.size(), 3U);
+    EXPECT_EQ(a.sentinels[0].host, "s1.example");
+    EXPECT_EQ(a.sentinels[0].port, 26379) << "the Sentinels' own default port";
+    EXPECT_EQ(a.sentinels[1].host, "10.0.0.2");
+    EXPECT_EQ(a.sentinels[1].port, 26380);
+    EXPECT_EQ(a.sentinels[2].host, "::1");
+    EXPECT_EQ(a.master_name, "orders");
+    EXPECT_EQ(a.user, "locker");
+    EXPECT_EQ(a.password, "s3cret");
+    EXPECT_EQ(a.sentinel_user, "watch");
+    EXPECT_EQ(a.sentinel_password, "w@tch");
+    EXPECT_EQ(a.db, 2);
+    EXPECT_FALSE(a.tls);
+    EXPECT_TRUE(parse_ok("rediss-sentinel://s1#orders").tls);
+}
+
+TEST(node_address, a_sentinel_address_shows_and_parses_back_without_secrets) {
+    const auto a = parse_ok("redis-sentinel://locker:s3cret@s1:26379,s2:26380/2"
+                            "?sentinel_user=watch&sentinel_password=hidden#orders");
+    EXPECT_EQ(a.display(), "redis-sentinel://s1:26379,s2:26380/2#orders");
+    EXPECT_EQ(a.redacted(), "redis-sentinel://locker:***@s1:26379,s2:26380/2"
+                            "?sentinel_user=watch&sentinel_password=***#orders");
+    const auto back = parse_ok(a.display());
+    EXPECT_TRUE(back.same_server(a));
+    EXPECT_EQ(back.master_name, "orders");
+}
+
+TEST(node_address, two_sentinel_addresses_are_one_server_when_they_name_one_primary) {
+    const auto a = parse_ok("redis-sentinel://s1,s2,s3#orders");
+    EXPECT_TRUE(a.same_server(parse_ok("redis-sentinel://S3:26379,s9#orders")))
+        << "a shared Sentinel names the same primary";
+    EXPECT_FALSE(a.same_server(parse_ok("redis-sentinel://s1,s2,s3#billing")));
+    EXPECT_FALSE(a.same_server(parse_ok("redis-sentinel://s4,s5#orders")));
+    EXPECT_FALSE(a.same_server(parse_ok("s1:26379")));
+}
+
+TEST(node_address, malformed_sentinel_addresses_are_explained) {
+    EXPECT_NE(parse_error("redis-sentinel://s1,s2").find("#master-name"), std::string::npos);
+    EXPECT_NE(parse_error("redis-sentinel://s1#").find("#master-name"), std::string::npos);
+    parse_error("redis-sentinel://#orders");
+    parse_error("redis-sentinel://s1,,s2#orders");
+    parse_error("redis-sentinel://s1:0#orders");
+    parse_error("redis-sentinel://s1/x#orders");
+    EXPECT_NE(parse_error("redis-sentinel://s1?color=blue#orders").find("sentinel_password"),
+              std::string::npos);
+    EXPECT_NE(parse_error("redis-sentinel://s1#a%00b").find("master name"), std::string::npos);
+    std::string many = "redis-sentinel://";
+    for (int i = 0; i < 17; ++i) {
+        many += (i ? ",s" : "s") + std::to_string(i);
+    }
+    EXPECT_NE(parse_error(many + "#orders").find("at most 16"), std::string::npos);
+    EXPECT_EQ(parse_error("redis-sentinel://u:s3cret@s1:99999#orders").find("s3cret"),
+              std::string::npos);
+    EXPECT_EQ(parse_error("redis-sentinel://s1?sentinel_password=s3cret&x=1#orders").find("s3cret"),
+              std::string::npos);
+}
+
 } // namespace

@@ -67,6 +67,7 @@ public:
     std::string_view run_id() const noexcept override { return run_id_; }
     std::string_view restarts_undetectable() const noexcept override { return undetectable_; }
     std::string_view eviction_risk() const noexcept override { return eviction_risk_; }
+    std::string_view not_primary() const noexcept override { return not_primary_; }
     std::string_view quarantine_cause() const noexcept override { return quarantine_cause_; }
     std::string_view clock_steps_undetectable() const noexcept override { return {}; }
     std::uint64_t connection_generation() const noexcept override { return 0; }
@@ -144,6 +145,7 @@ public:
     std::string run_id_;
     std::string undetectable_;
     std::string eviction_risk_;
+    std::string not_primary_;
     std::string quarantine_cause_;
     double clock_drift_ = 0;
     std::chrono::milliseconds patience_{0};

@@ -1,8 +1,10 @@
 // Where node_connection places a restart it learns of (restart_seen_at): at the first break
 // after the old server last answered with its run_id, because every command sent since may
 // have reached the new server. The renewal's write-back trusts that placement: a grant sent
-// after it is never written back. Driven by a manual clock and in-memory connections the test
-// opens, answers and breaks, so every placement is an exact time.
+// after it is never written back. And what INFO replication adds: a replica gets no vote,
+// a promoted server is quarantined from when it took its role, and a Sentinel node asks
+// its Sentinels again when the server it reached is no primary. Driven by a manual clock and
+// in-memory connections the test opens, answers and breaks, so every placement is an exact time.
 #include "support/manual_time.hpp"
 #include "support/parsed_address.hpp"
 #include "support/resp_command.hpp"
@@ -21,6 +23,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +100,8 @@ private:
 struct switchboard {
     stream_connector::opened_fn waiting;
     std::vector<std::shared_ptr<memory_wire>> wires;
+    /// What the connector says of the primary's role (the Sentinels, for a real one).
+    std::optional<clock::time_point> primary_since;
 };
 
 class memory_connector final : public stream_connector {
@@ -107,6 +112,9 @@ public:
     void abort() noexcept override { board_->waiting = nullptr; }
     std::string_view step() const noexcept override { return "connect"; }
     std::string_view hint() const noexcept override { return {}; }
+    std::optional<clock::time_point> primary_since() const override {
+        return board_->primary_since;
+    }
 
 private:
     std::shared_ptr<switchboard> board_;
@@ -124,9 +132,9 @@ std::string bulk(const std::string& s) {
 /// One node_connection to a node played by the test, on a manual clock.
 class restart_placement : public ::testing::Test {
 protected:
-    restart_placement() {
+    explicit restart_placement(const std::string& address = "127.0.0.1:6379") {
         link_ = std::make_unique<node_connection>(
-            strand_, test::parsed_address("127.0.0.1:6379"), config_,
+            strand_, test::parsed_address(address), config_,
             std::make_unique<test::manual_time>(now_, ticking_, alarms_),
             std::make_unique<memory_connector>(board_));
     }
@@ -175,7 +183,8 @@ protected:
                 w.to_client += bulk("# Server\r\nrun_id:" + run_id +
                                     "\r\nuptime_in_seconds:100\r\n# Memory\r\nmaxmemory:0\r\n"
                                     "maxmemory_policy:noeviction\r\n# Stats\r\n"
-                                    "evicted_keys:0\r\n");
+                                    "evicted_keys:0\r\n" +
+                                    replication_);
             } else if (args[0] == "EVALSHA" || args[0] == "EVAL") {
                 // The clock mark: the node's wall clock keeps pace with the test's clock.
                 const auto us =
@@ -183,6 +192,8 @@ protected:
                         .count();
                 w.to_client += "*4\r\n" + bulk(std::to_string(1700000000 + us / 1000000)) +
                                bulk(std::to_string(us % 1000000)) + bulk("0") + bulk("0");
+            } else if (args[0] == "SET" && replication_.find("role:slave") != std::string::npos) {
+                w.to_client += "-READONLY You can't write against a read only replica.\r\n";
             } else {
                 w.to_client += "+OK\r\n";
             }
@@ -227,7 +238,18 @@ protected:
     std::shared_ptr<switchboard> board_ = std::make_shared<switchboard>();
     std::shared_ptr<discarding_target> target_ = std::make_shared<discarding_target>();
     std::unique_ptr<node_connection> link_;
+    /// INFO replication as the node answers it; empty for a server that sends none.
+    std::string replication_;
 };
+
+/// INFO replication of a primary: `replid2` all zeros unless it was promoted since it started.
+std::string primary_replication(const std::string& replid, bool promoted) {
+    return "# Replication\r\nrole:master\r\nmaster_replid:" + replid +
+           "\r\nmaster_replid2:" + std::string(40, promoted ? 'a' : '0') + "\r\n";
+}
+const std::string replica_replication =
+    "# Replication\r\nrole:slave\r\nmaster_host:10.0.0.1\r\nmaster_replid:r1\r\n"
+    "master_replid2:0000000000000000000000000000000000000000\r\n";
 
 TEST_F(restart_placement, a_new_run_id_places_the_restart_at_the_break_after_the_old_one) {
     const auto broke_at = old_server_then_a_break();
@@ -308,6 +330,120 @@ TEST_F(restart_placement, the_old_run_id_read_again_lifts_the_hold) {
     answer(last, "new");
     ASSERT_TRUE(link_->restart_seen_at());
     EXPECT_EQ(*link_->restart_seen_at(), broke_at);
+}
+
+TEST_F(restart_placement, a_replica_gets_no_vote_until_it_says_it_is_a_primary) {
+    replication_ = replica_replication;
+    auto& first = reconnect();
+    answer(first, "old");
+    EXPECT_EQ(link_->not_primary(), "not a primary: INFO replication says role:slave");
+    EXPECT_EQ(link_->readiness(), link_readiness::ready) << "a plain address keeps its connection";
+
+    replication_ = primary_replication("r1", true);
+    advance(config_.eviction.refresh_interval);
+    answer(first, "old");
+    EXPECT_EQ(link_->not_primary(), "");
+}
+
+TEST_F(restart_placement, a_server_without_a_replication_section_is_taken_as_a_primary) {
+    auto& first = reconnect();
+    answer(first, "old");
+    EXPECT_EQ(link_->not_primary(), "");
+    EXPECT_EQ(*link_->started_at(), now_ - 100s) << "placed by its uptime";
+}
+
+TEST_F(restart_placement, a_promoted_server_nobody_dates_is_quarantined_from_first_sight) {
+    replication_ = primary_replication("r2", true);
+    auto& first = reconnect();
+    const auto seen_at = now_;
+    answer(first, "promoted");
+    ASSERT_TRUE(link_->started_at());
+    EXPECT_EQ(*link_->started_at(), seen_at) << "its 100 s uptime says nothing of its role";
+    EXPECT_FALSE(link_->restart_seen_at()) << "nothing this client sent was lost";
+
+    advance(config_.eviction.refresh_interval);
+    answer(first, "promoted");
+    EXPECT_EQ(*link_->started_at(), seen_at) << "a refresh does not move the placement";
+}
+
+TEST_F(restart_placement, a_promotion_the_sentinels_date_is_placed_there) {
+    replication_ = primary_replication("r2", true);
+    board_->primary_since = now_ + config_.reconnect_delay_max - 5s;
+    auto& first = reconnect();
+    answer(first, "promoted");
+    EXPECT_EQ(*link_->started_at(), *board_->primary_since);
+
+    // Never later than now, whatever a connector says.
+    board_->primary_since = now_ + 1h;
+    reset(first);
+    replication_ = primary_replication("r3", true);
+    auto& second = reconnect();
+    answer(second, "promoted");
+    EXPECT_EQ(*link_->started_at(), now_);
+}
+
+TEST_F(restart_placement, a_never_promoted_primary_is_placed_by_its_uptime) {
+    replication_ = primary_replication("r1", false);
+    board_->primary_since = now_; // a Sentinel's word counts only for a promoted server
+    auto& first = reconnect();
+    answer(first, "old");
+    EXPECT_EQ(*link_->started_at(), now_ - 100s);
+}
+
+TEST_F(restart_placement, a_new_replication_id_under_the_same_run_id_is_a_restart) {
+    replication_ = primary_replication("r1", false);
+    auto& first = reconnect();
+    answer(first, "old");
+    send_set();
+    answer(first, "old");
+    EXPECT_FALSE(link_->restart_seen_at());
+    replication_ = primary_replication("r2", true); // demoted, resynced, promoted again
+    advance(config_.eviction.refresh_interval);
+    answer(first, "old");
+    ASSERT_TRUE(link_->restart_seen_at());
+    EXPECT_EQ(*link_->started_at(), now_);
+    EXPECT_EQ(link_->run_id(), "old");
+}
+
+class sentinel_node : public restart_placement {
+protected:
+    sentinel_node()
+        : restart_placement("redis-sentinel://127.0.0.1:26379,127.0.0.1:26380#group1") {}
+};
+
+TEST_F(sentinel_node, a_named_server_that_is_a_replica_is_left_to_ask_the_sentinels_again) {
+    replication_ = replica_replication;
+    auto& first = reconnect();
+    answer(first, "replica");
+    EXPECT_TRUE(first.broken) << "dropped, so that the next connect asks the Sentinels";
+    EXPECT_NE(link_->readiness(), link_readiness::ready);
+
+    replication_ = primary_replication("r1", true);
+    auto& second = reconnect();
+    answer(second, "primary");
+    EXPECT_EQ(link_->readiness(), link_readiness::ready);
+    EXPECT_EQ(link_->not_primary(), "");
+}
+
+TEST_F(sentinel_node, a_readonly_reply_drops_the_connection) {
+    replication_ = primary_replication("r1", false);
+    auto& first = reconnect();
+    answer(first, "old");
+    ASSERT_EQ(link_->readiness(), link_readiness::ready);
+    replication_ = replica_replication; // demoted between two refreshes
+    send_set();
+    answer(first, "old");
+    EXPECT_TRUE(first.broken);
+}
+
+TEST_F(restart_placement, a_plain_address_keeps_its_connection_on_readonly) {
+    replication_ = primary_replication("r1", false);
+    auto& first = reconnect();
+    answer(first, "old");
+    replication_ = replica_replication;
+    send_set();
+    answer(first, "old");
+    EXPECT_FALSE(first.broken);
 }
 
 } // namespace

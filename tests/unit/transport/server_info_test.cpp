@@ -86,6 +86,28 @@ namespace {
 // Uptime's whole seconds place the start up to a second late, differently at each reading:
 // the earliest for the same server stays (a placement moving later by itself read as a new
 // restart, whose ceilings had to be read again, and after the maximum were not: review 8).
+TEST(server_info, replication_says_role_replication_id_and_promotion) {
+    const auto primary =
+        parse_server_info("# Replication\r\nrole:master\r\nconnected_slaves:1\r\nmaster_replid:"
+                          "8c2f\r\nmaster_replid2:0000000000000000000000000000000000000000\r\n");
+    EXPECT_EQ(primary.role, "master");
+    EXPECT_EQ(primary.replication_id, "8c2f");
+    EXPECT_FALSE(primary.promoted_since_start);
+    EXPECT_EQ(not_primary_reason(primary, {}), "");
+
+    const auto promoted = parse_server_info("role:master\nmaster_replid:9d\nmaster_replid2:8c2f\n");
+    EXPECT_TRUE(promoted.promoted_since_start);
+
+    const auto replica = parse_server_info("role:slave\r\nmaster_host:10.0.0.1\r\n");
+    EXPECT_EQ(not_primary_reason(replica, {}), "not a primary: INFO replication says role:slave");
+    EXPECT_EQ(not_primary_reason(parse_server_info("role:\x1b[31mpw\r\n"), {"pw"}),
+              "not a primary: INFO replication says role:?[31m***");
+
+    const auto silent = parse_server_info("# Server\r\nrun_id:abc\r\n");
+    EXPECT_EQ(not_primary_reason(silent, {}), "") << "no replication section says nothing";
+    EXPECT_FALSE(silent.promoted_since_start);
+}
+
 TEST(uptime_start, keeps_the_earliest_placement_of_the_same_server) {
     using namespace std::chrono_literals;
     using redlock::detail::clock;
