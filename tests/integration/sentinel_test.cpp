@@ -1,0 +1,364 @@
+// Nodes that are Sentinel-managed primaries (issue 25, section 3), on a real Sentinel
+// topology of local processes (compose/sentinel-nodes.sh): three groups of a primary and a
+// replica, three Sentinels, the data nodes and the Sentinels with passwords of their own.
+// Its ports follow REDLOCK_BASE_PORT (+800 for the data nodes, +20800 for the Sentinels), so
+// that two suites side by side do not meet.
+#include "support/fixture.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace redlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct command_result {
+    int status = -1;
+    std::string out;
+};
+
+/// `command` through the shell, its stdout and stderr together.
+command_result shell(const std::string& command) {
+    command_result r;
+    FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+    if (!pipe) {
+        return r;
+    }
+    char buffer[4096];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
+        r.out.append(buffer, n);
+    }
+    const int raw = ::pclose(pipe);
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    return r;
+}
+
+constexpr const char* data_password = "data-pw-4d2";
+constexpr const char* sentinel_password = "watch-pw-9e1";
+
+/// The topology of compose/sentinel-nodes.sh this suite runs.
+struct sentinels {
+    static int base() {
+        const char* text = std::getenv("REDLOCK_BASE_PORT");
+        return (text && *text ? std::atoi(text) : 7001) + 800;
+    }
+    static int sentinel_port(int i) { return base() + 20000 + i; }
+
+    static command_result script(const std::string& verb) {
+        const auto b = std::to_string(base());
+        return shell("SENTINEL_GROUPS=3 SENTINEL_BASE_PORT=" + b + " SENTINEL_PORTS_BASE=" +
+                     std::to_string(sentinel_port(0)) + " SENTINEL_DIR=/tmp/redlock-sentinel-" + b +
+                     " SENTINEL_DATA_PASSWORD=" + data_password + " SENTINEL_PASSWORD=" +
+                     sentinel_password + " bash " + REDLOCK_SENTINEL_NODES_SCRIPT + " " + verb);
+    }
+    static std::string checked(const std::string& verb) {
+        auto r = script(verb);
+        EXPECT_EQ(r.status, 0) << "sentinel-nodes.sh " << verb << ": " << r.out;
+        while (!r.out.empty() && (r.out.back() == '\n' || r.out.back() == ' ')) {
+            r.out.pop_back();
+        }
+        // The verbs that print an address print it on their last line.
+        return r.out.substr(r.out.rfind('\n') == std::string::npos ? 0 : r.out.rfind('\n') + 1);
+    }
+
+    /// Group g's node as users write it: the data nodes' password, the three Sentinels,
+    /// theirs, and the master name.
+    static std::string node(int group) {
+        return "redis-sentinel://:" + std::string(data_password) + "@" + sentinel_list(3) +
+               "?sentinel_password=" + sentinel_password + "#group" + std::to_string(group);
+    }
+    /// The first `count` Sentinels, comma-separated.
+    static std::string sentinel_list(int count) {
+        std::string text;
+        for (int i = 0; i < count; ++i) {
+            text += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(sentinel_port(i));
+        }
+        return text;
+    }
+    static std::vector<std::string> nodes() { return {node(1), node(2), node(3)}; }
+};
+
+/// One command to the server at `address` (host:port), its reply as text ("(nil)" for nil).
+std::string run_on(const std::string& address, std::vector<std::string> args) {
+    const auto colon = address.rfind(':');
+    const timeval timeout{2, 0};
+    std::unique_ptr<redisContext, decltype(&redisFree)> c(
+        redisConnectWithTimeout(address.substr(0, colon).c_str(),
+                                std::stoi(address.substr(colon + 1)), timeout),
+        &redisFree);
+    if (!c || c->err) {
+        return "(cannot connect)";
+    }
+    freeReplyObject(redisCommand(c.get(), "AUTH %s", data_password));
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (const auto& a : args) {
+        argv.push_back(a.data());
+        lengths.push_back(a.size());
+    }
+    auto* reply = static_cast<redisReply*>(
+        redisCommandArgv(c.get(), static_cast<int>(argv.size()), argv.data(), lengths.data()));
+    if (!reply) {
+        return "(no reply)";
+    }
+    std::string text = reply->type == REDIS_REPLY_NIL ? "(nil)"
+                       : reply->str                   ? std::string(reply->str, reply->len)
+                                                      : std::to_string(reply->integer);
+    if (reply->type == REDIS_REPLY_ARRAY) { // ROLE: its first word
+        text = reply->elements > 0 && reply->element[0]->str ? reply->element[0]->str : "";
+    }
+    freeReplyObject(reply);
+    return text;
+}
+
+std::size_t count_granted(const std::vector<node_vote>& votes) {
+    std::size_t n = 0;
+    for (const auto& v : votes) {
+        n += v.outcome == node_outcome::granted ? 1 : 0;
+    }
+    return n;
+}
+
+class sentinel_test : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        sentinels::script("down");
+        const auto up = sentinels::script("up");
+        ASSERT_EQ(up.status, 0) << up.out;
+        up_at_ = clock_type::now();
+    }
+    static void TearDownTestSuite() { sentinels::script("down"); }
+
+    /// The fleet maximum of these tests: every data node that has run less (the whole
+    /// topology, at first) is quarantined with the defaults.
+    static constexpr std::chrono::milliseconds max_ttl = 10s;
+
+    /// The defaults users get, with these nodes and a fleet maximum that fits the test.
+    static client_config defaults(std::vector<std::string> nodes = sentinels::nodes()) {
+        client_config c;
+        c.nodes = std::move(nodes);
+        c.fleet_max_ttl = max_ttl;
+        return c;
+    }
+    /// For the tests that are not about the quarantine, on a topology just started.
+    static client_config config(std::vector<std::string> nodes = sentinels::nodes()) {
+        auto c = defaults(std::move(nodes));
+        c.quarantine.enabled = false;
+        return c;
+    }
+    /// Until every data node has run for the fleet maximum (and its drift).
+    static void wait_out_the_start() {
+        const auto ready_at = up_at_ + max_ttl + 1s;
+        if (clock_type::now() < ready_at) {
+            std::this_thread::sleep_until(ready_at);
+        }
+    }
+
+    static inline clock_type::time_point up_at_;
+    static lock_options options(std::chrono::milliseconds ttl) {
+        lock_options o;
+        o.ttl = ttl;
+        o.node_timeout = 500ms;
+        o.retry.max_attempts = 1;
+        return o;
+    }
+};
+
+TEST_F(sentinel_test, a_sentinel_node_reaches_the_primary_the_sentinels_name) {
+    blocking_client client(config());
+    std::error_code ec;
+    auto lock = client.acquire("sentinel:plain", options(5s), ec);
+    ASSERT_FALSE(ec) << lock.message;
+    ASSERT_EQ(lock.votes.size(), 3U);
+    EXPECT_GE(count_granted(lock.votes), 2U);
+    for (int group = 1; group <= 3; ++group) {
+        // The third SET may still be on its way when the quorum decided.
+        const auto primary = sentinels::checked("primary " + std::to_string(group));
+        const auto start = clock_type::now();
+        while (run_on(primary, {"GET", "sentinel:plain"}) != lock.lock.token() &&
+               since(start) < 2s) {
+            std::this_thread::sleep_for(10ms);
+        }
+        EXPECT_EQ(run_on(primary, {"GET", "sentinel:plain"}), lock.lock.token())
+            << "group " << group << "'s primary holds the token";
+    }
+    client.release(lock.lock, ec);
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(run_on(sentinels::checked("primary 1"), {"EXISTS", "sentinel:plain"}), "0");
+}
+
+TEST_F(sentinel_test, a_replica_given_as_a_plain_address_gets_no_vote) {
+    const auto primary = sentinels::checked("primary 2");
+    const auto replica_port =
+        std::stoi(primary.substr(primary.rfind(':') + 1)) == sentinels::base() + 2
+            ? sentinels::base() + 3
+            : sentinels::base() + 2;
+    const std::string replica = "127.0.0.1:" + std::to_string(replica_port);
+    ASSERT_NE(run_on(replica, {"ROLE"}).find("slave"), std::string::npos)
+        << replica << " should be group 2's replica";
+    // A writable replica (replica-read-only no) takes the SET: only the veto keeps its vote
+    // from counting. Its next full resync would drop the key.
+    ASSERT_EQ(run_on(replica, {"CONFIG", "SET", "replica-read-only", "no"}), "OK");
+    blocking_client client(config({"redis://:" + std::string(data_password) + "@" + replica,
+                                   sentinels::node(1), sentinels::node(3)}));
+    std::error_code ec;
+    auto attempt = client.acquire("sentinel:replica", options(5s), ec);
+    EXPECT_FALSE(ec) << "the two primaries are a majority of three: " << attempt.message;
+    ASSERT_EQ(attempt.votes.size(), 3U);
+    EXPECT_EQ(attempt.votes[0].error, errc::node_not_primary);
+    EXPECT_EQ(attempt.votes[0].server_message, "not a primary: INFO replication says role:slave");
+    auto view = client.inspect("sentinel:replica", ec);
+    ASSERT_FALSE(ec);
+    EXPECT_EQ(view.nodes[0].not_primary, "not a primary: INFO replication says role:slave");
+    EXPECT_EQ(view.nodes[1].not_primary, "");
+    const auto status =
+        shell(std::string(REDLOCK_CLI_PATH) +
+              " --no-quarantine --nodes 'redis://:" + data_password + "@" + replica + "," +
+              sentinels::node(1) + "," + sentinels::node(3) + "' status sentinel:replica");
+    EXPECT_NE(status.out.find("(not a primary: INFO replication says role:slave: votes do not "
+                              "count)"),
+              std::string::npos)
+        << status.out;
+    client.release(attempt.lock, ec);
+    EXPECT_EQ(run_on(replica, {"CONFIG", "SET", "replica-read-only", "yes"}), "OK");
+}
+
+TEST_F(sentinel_test, sentinels_that_name_no_primary_are_quoted) {
+    blocking_client client(
+        config({"redis-sentinel://" + sentinels::sentinel_list(2) +
+                    ",127.0.0.1:1?sentinel_password=" + sentinel_password + "#nosuch",
+                sentinels::node(1), sentinels::node(2)}));
+    std::error_code ec;
+    auto attempt = client.acquire("sentinel:nosuch", options(5s), ec);
+    ASSERT_EQ(attempt.votes.size(), 3U);
+    const auto& why = attempt.votes[0].server_message;
+    EXPECT_EQ(attempt.votes[0].error, errc::connection_failed);
+    EXPECT_NE(why.find("no majority of the Sentinels (2 of 3) names one primary for \"nosuch\""),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("knows no primary named \"nosuch\""), std::string::npos) << why;
+    EXPECT_NE(why.find("127.0.0.1:1 cannot connect"), std::string::npos) << why;
+    client.release(attempt.lock, ec);
+}
+
+TEST_F(sentinel_test, the_cli_and_status_take_sentinel_nodes) {
+    const auto list = sentinels::node(1) + "," + sentinels::node(2) + "," + sentinels::node(3);
+    const std::string cli =
+        std::string(REDLOCK_CLI_PATH) + " --no-quarantine --nodes '" + list + "' --max-ttl 10s";
+    auto acquired = shell(cli + " acquire --ttl 10s sentinel:cli");
+    ASSERT_EQ(acquired.status, 0) << acquired.out;
+    const auto token = acquired.out.substr(0, acquired.out.find('\n'));
+    auto status = shell(cli + " status sentinel:cli");
+    EXPECT_EQ(status.status, 0) << status.out;
+    EXPECT_NE(status.out.find("redis-sentinel://127.0.0.1:" +
+                              std::to_string(sentinels::sentinel_port(0))),
+              std::string::npos)
+        << status.out;
+    EXPECT_NE(status.out.find("#group2"), std::string::npos) << status.out;
+    auto released = shell(cli + " release sentinel:cli " + token);
+    EXPECT_EQ(released.status, 0) << released.out;
+}
+
+// Each side gets its own credentials, and neither reaches a message.
+TEST_F(sentinel_test, without_the_sentinels_password_each_refusal_is_quoted) {
+    auto c = config({"redis-sentinel://:" + std::string(data_password) + "@" +
+                     sentinels::sentinel_list(1) + "#group1"});
+    blocking_client refused(c);
+    std::error_code ec;
+    auto attempt = refused.acquire("sentinel:auth", options(5s), ec);
+    ASSERT_TRUE(ec);
+    const auto& why = attempt.votes.at(0).server_message;
+    EXPECT_NE(why.find("AUTH"), std::string::npos) << why;
+    EXPECT_NE(why.find("NOAUTH"), std::string::npos) << why;
+    EXPECT_EQ(why.find(data_password), std::string::npos) << why;
+
+    auto wrong =
+        config({"redis-sentinel://:" + std::string(data_password) + "@" +
+                sentinels::sentinel_list(1) + "?sentinel_password=" + data_password + "#group1"});
+    blocking_client wrong_client(wrong);
+    attempt = wrong_client.acquire("sentinel:auth", options(5s), ec);
+    ASSERT_TRUE(ec);
+    EXPECT_NE(attempt.votes.at(0).server_message.find("WRONGPASS"), std::string::npos)
+        << attempt.votes.at(0).server_message;
+    EXPECT_EQ(attempt.votes.at(0).server_message.find(data_password), std::string::npos);
+}
+
+// The issue's test: a lock held on groups 1 and 2 (group 3 had a short blocker then); group
+// 1's primary is killed and its replica, which replication never brought the lock key to,
+// is promoted. A client that starts after the failover, with the defaults, must not count
+// the promoted replica while the lock may stand; with the quarantine off it does, and two
+// clients hold the lock.
+TEST_F(sentinel_test, a_promoted_replica_without_the_lock_is_quarantined) {
+    wait_out_the_start();
+    const std::string key = "sentinel:failover";
+    const auto group3 = sentinels::checked("primary 3");
+    ASSERT_EQ(run_on(group3, {"SET", key, "blocker", "PX", "1500"}), "OK");
+    sentinels::checked("freeze-replica 1"); // the lock key never reaches the replica
+
+    auto holder_config = defaults();
+    holder_config.reconnect_delay_max = 200ms;
+    blocking_client holder(holder_config);
+    std::error_code ec;
+    auto lock = holder.acquire(key, options(max_ttl), ec);
+    ASSERT_FALSE(ec) << lock.message;
+    ASSERT_EQ(run_on(group3, {"GET", key}), "blocker") << "group 3 held the blocker";
+
+    const auto old_primary = sentinels::checked("kill-primary 1");
+    sentinels::checked("thaw-replica 1");
+    const auto new_primary = sentinels::checked("wait-failover 1 " + old_primary + " 40");
+    ASSERT_NE(new_primary, old_primary);
+    const auto failed_over = clock_type::now();
+    ASSERT_EQ(run_on(new_primary, {"EXISTS", key}), "0") << "the promoted replica lacks the lock";
+    ASSERT_EQ(run_on(sentinels::checked("primary 2"), {"GET", key}), lock.lock.token());
+
+    // The holder's client finds the new primary: its vote is heard again (quarantined) within
+    // a few reconnects.
+    std::chrono::milliseconds reached{-1};
+    while (since(failed_over) < 10s) {
+        auto probe = holder.acquire("sentinel:probe", options(1s), ec);
+        if (probe.votes.size() == 3 && probe.votes[0].error == errc::node_quarantined) {
+            reached = since(failed_over);
+            break;
+        }
+        if (!ec) {
+            holder.release(probe.lock, ec);
+        }
+        std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_GE(reached.count(), 0) << "the holder's client never reached group 1's new primary";
+    EXPECT_LT(reached, 3s);
+
+    std::this_thread::sleep_for(1600ms -
+                                std::min<std::chrono::milliseconds>(since(failed_over), 1600ms));
+    ASSERT_EQ(run_on(group3, {"EXISTS", key}), "0") << "the blocker expired";
+
+    // A client that never saw the old primary: the promoted replica's uptime is long, and
+    // only its promotion (INFO replication) and the Sentinels' word date its role.
+    blocking_client late(defaults());
+    auto second = late.acquire(key, options(5s), ec);
+    EXPECT_TRUE(ec) << "granted while the holder's lock stands: " << second.message;
+    ASSERT_EQ(second.votes.size(), 3U);
+    EXPECT_EQ(second.votes[0].error, errc::node_quarantined) << second.votes[0].server_message;
+    EXPECT_NE(second.votes[0].server_message.find("votes count again"), std::string::npos);
+
+    // The same client with the quarantine off: the double grant the quarantine prevents.
+    auto unguarded_config = config();
+    unguarded_config.quarantine.enabled = false;
+    blocking_client unguarded(unguarded_config);
+    auto double_grant = unguarded.acquire(key, options(5s), ec);
+    EXPECT_FALSE(ec) << "with the quarantine off the promoted replica's vote counts: "
+                     << double_grant.message;
+    if (!ec) {
+        unguarded.release(double_grant.lock, ec);
+    }
+    holder.release(lock.lock, ec);
+}
+
+} // namespace
+} // namespace redlock::test
