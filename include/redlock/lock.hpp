@@ -162,9 +162,9 @@ struct node_view {
     /// The restart quarantine: how long until the node's votes count again; empty when
     /// they count now (docs/safety.md).
     std::optional<std::chrono::milliseconds> quarantined_for;
-    /// While quarantined: why, as the votes say it: "node restarted", "clock stepped by
-    /// +2500 ms", "clock stepped back by 1500 ms (recorded on the node)" (docs/safety.md,
-    /// "Node clocks"). Empty when the votes count.
+    /// While quarantined: why, as the votes say it: "node restarted", "promoted to primary",
+    /// "clock stepped by +2500 ms", "clock stepped back by 1500 ms (recorded on the node)"
+    /// (docs/safety.md, "Node clocks"). Empty when the votes count.
     std::string quarantine_cause;
     /// While quarantined: what the quarantine's length rests on, "learned ceiling 500 ms
     /// from 4 nodes" (the TTL ceilings of a quorum of other nodes) or "fleet maximum; ceiling

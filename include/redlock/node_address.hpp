@@ -38,7 +38,8 @@ struct REDLOCK_API node_address {
     bool tls = false; ///< tcp and sentinel: `rediss://`, TLS as configured in client_config::tls
 
     /// sentinel: the Sentinels, all asked at every (re)connect; a majority of them must name
-    /// the same primary (docs/sentinel.md). TLS (`rediss-sentinel://`) applies to them too.
+    /// the same primary (docs/operations.md, "Sentinel-managed nodes"). TLS
+    /// (`rediss-sentinel://`) applies to them too. No Sentinel twice.
     std::vector<sentinel_endpoint> sentinels;
     std::string master_name; ///< sentinel: the name the Sentinels monitor the primary by
     /// sentinel: the Sentinels' own ACL user and password (empty: no AUTH to them). The

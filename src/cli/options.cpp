@@ -140,10 +140,12 @@ namespace po = boost::program_options;
 
 /// Commas separate the nodes, and inside a Sentinel address (up to its `#master-name`) its
 /// Sentinels: `redis-sentinel://s1,s2,s3#a,redis-sentinel://s1,s2,s3#b,10.0.0.9:6379`. A list
-/// with a `;` is split at `;` only (for a master name that holds a comma).
+/// with a Sentinel address and a `;` is split at `;` only (for a master name that holds a
+/// comma); in a list without one, a `;` is a character like any other (in a password).
 std::vector<std::string> split_nodes(std::string_view list) {
     std::vector<std::string> nodes;
-    const bool semicolons = list.find(';') != std::string_view::npos;
+    const bool semicolons = list.find(';') != std::string_view::npos &&
+                            list.find("-sentinel://") != std::string_view::npos;
     while (!list.empty()) {
         std::size_t end = std::string_view::npos;
         if (semicolons) {

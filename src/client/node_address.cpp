@@ -50,6 +50,19 @@ bool parse_number(std::string_view text, long long max, long long& out) {
     return ec == std::errc{} && ptr == end && out >= 0 && out <= max;
 }
 
+bool same_host(const std::string& a, const std::string& b) noexcept {
+    if (a.size() != b.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+        if (lower(a[i]) != lower(b[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int hex_value(char c) {
     if (c >= '0' && c <= '9') {
         return c - '0';
@@ -72,12 +85,12 @@ std::string percent_decode(std::string_view text) {
             continue;
         }
         if (i + 2 >= text.size()) {
-            throw parse_failure{"incomplete percent escape in credentials"};
+            throw parse_failure{"incomplete percent escape"};
         }
         const int hi = hex_value(text[i + 1]);
         const int lo = hex_value(text[i + 2]);
         if (hi < 0 || lo < 0) {
-            throw parse_failure{"bad percent escape in credentials"};
+            throw parse_failure{"bad percent escape"};
         }
         out.push_back(static_cast<char>(hi * 16 + lo));
         i += 2;
@@ -246,6 +259,14 @@ void parse_sentinel_url(std::string_view rest, node_address& out, const quoting&
         node_address one;
         one.port = 26379;
         parse_host_port(authority.substr(0, comma), one, quote);
+        for (const auto& earlier : out.sentinels) {
+            if (earlier.port == one.port && same_host(earlier.host, one.host)) {
+                // One Sentinel twice would count twice toward the majority that names the
+                // primary, and outvote the others alone.
+                throw parse_failure{"a Sentinel is listed twice" +
+                                    quote(authority.substr(0, comma))};
+            }
+        }
         out.sentinels.push_back({std::move(one.host), one.port});
         if (comma == std::string_view::npos) {
             break;
@@ -332,19 +353,6 @@ void parse(std::string_view text, node_address& out) {
 std::string host_and_port(const std::string& host, std::uint16_t port) {
     const bool v6 = host.find(':') != std::string::npos;
     return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
-bool same_host(const std::string& a, const std::string& b) noexcept {
-    if (a.size() != b.size()) {
-        return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-        if (lower(a[i]) != lower(b[i])) {
-            return false;
-        }
-    }
-    return true;
 }
 
 /// `scheme://[credentials]h1:p1,h2:p2[/db][?query]#name` of a sentinel address.

@@ -426,7 +426,7 @@ void node_connection::let_go(std::shared_ptr<reply_target> target) {
 bool node_connection::on_handshake_reply(const redisReply* reply, const sent_command& sent) {
     const auto step = sent.tag;
     if (step == handshake_info) {
-        on_server_info(reply);
+        on_server_info(reply, sent.sent_at);
         if (server_read_) {
             server_read_();
         }
@@ -466,7 +466,7 @@ bool node_connection::on_handshake_reply(const redisReply* reply, const sent_com
     return false;
 }
 
-void node_connection::on_server_info(const redisReply* reply) {
+void node_connection::on_server_info(const redisReply* reply, clock::time_point sent_at) {
     schedule_refresh();
     if (reply->type != REDIS_REPLY_STRING) {
         const std::string why = reply->type == REDIS_REPLY_ERROR
@@ -536,6 +536,12 @@ void node_connection::on_server_info(const redisReply* reply) {
         // lost carried a grant to the new server; placed at that connection's break, the grant
         // looked older than the restart, and a renewal wrote it back after a force release.
         restart_seen_at_ = dropped_at_.value_or(now);
+        if (role_taken_anew && identity_confirmed_at_) {
+            // The same process, on connections that need not have broken: whatever was sent
+            // after the last INFO that showed the old replication id may have reached the
+            // new data set.
+            restart_seen_at_ = *identity_confirmed_at_;
+        }
         quarantine_cause_.clear();
         // Another server's clock: the TIME that follows this INFO starts afresh.
         clock_watch_.forget();
@@ -556,6 +562,9 @@ void node_connection::on_server_info(const redisReply* reply) {
     if (forgot_at_ && *forgot_at_ > started) {
         started = *forgot_at_;
     }
+    if (promoted_at_ && started == *promoted_at_ && !other_server && !role_taken_anew) {
+        quarantine_cause_ = "promoted to primary";
+    }
     started_at_ = started;
     run_id_ = info.run_id;
     identified_here_ = true;
@@ -569,6 +578,7 @@ void node_connection::on_server_info(const redisReply* reply) {
                         : ": this node's votes do not count"));
     }
     eviction_risk_ = std::move(risk);
+    identity_confirmed_at_ = sent_at;
     auto replica = not_primary_reason(info, secrets_);
     if (!replica.empty() && replica != not_primary_) {
         log(log_level::error, replica + ": this node's votes do not count");

@@ -145,7 +145,8 @@ private:
 
     bool on_reply(sent_command&& sent, const node_reply& reply);
     bool on_handshake_reply(const redisReply* reply, const sent_command& sent);
-    void on_server_info(const redisReply* reply);
+    /// An INFO reply; `sent_at` is when that INFO was written.
+    void on_server_info(const redisReply* reply, clock::time_point sent_at);
     /// A reply of lua/clock_mark.lua sent at `sent_at` (as EVAL when `as_eval`): a TIME
     /// sample for clock_watch_, and the step the node recorded for clock_mark_watch_.
     void on_clock_mark(const redisReply* reply, clock::time_point sent_at, bool as_eval);
@@ -219,6 +220,9 @@ private:
     std::string not_primary_;
     // master_replid of the last INFO: a change under one run_id is a role taken anew.
     std::string replication_id_;
+    // When the last INFO that showed the current run_id and replication id was sent: a role
+    // taken anew is placed there (restart_seen_at).
+    std::optional<clock::time_point> identity_confirmed_at_;
     // When the current server (run_id and replication id) became a primary, if INFO says it
     // was promoted since it started: started_at_ is never earlier.
     std::optional<clock::time_point> promoted_at_;

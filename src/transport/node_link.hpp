@@ -77,12 +77,14 @@ public:
     /// when it cannot or INFO was refused (restarts_undetectable says so then). An eviction
     /// seen (evicted_keys changed) moves started_at() to the moment it was seen.
     virtual std::string_view eviction_risk() const noexcept = 0;
-    /// Why the server is not a primary, as its INFO replication said at the last connect or
-    /// refresh ("not a primary: INFO replication says role:slave"), or empty when it is one
-    /// (or INFO was refused: restarts_undetectable says so then). Its votes do not count.
+    /// Why the server is not a primary, as the last INFO replication answered said ("not a
+    /// primary: INFO replication says role:slave"; kept while INFO is refused), or empty when
+    /// it is one or never said. Its votes do not count.
     virtual std::string_view not_primary() const noexcept = 0;
     /// Why started_at() was last moved to a moment after the server started, when that was
-    /// not a restart or an eviction: "clock stepped by +1500 ms" (the node's TIME moved
+    /// not a restart or an eviction: "promoted to primary" (INFO replication says the server
+    /// was promoted since it started: started_at() is the promotion, as dated by the
+    /// Sentinels or this client's first sight), "clock stepped by +1500 ms" (the node's TIME moved
     /// against this client's steady clock beyond the drift bound: core/clock_watch). Such a
     /// node may have expired locks early, so it is quarantined as after a restart, but
     /// restart_seen_at() stays: its keys were not lost to a restart. Else empty.

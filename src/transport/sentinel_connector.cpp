@@ -40,6 +40,23 @@ std::optional<Number> number_of(std::string_view text) {
     return value;
 }
 
+/// What a host name or an IP literal may hold: a Sentinel's answer with anything else (a
+/// control character, a NUL that getaddrinfo would stop at, a password sent back) is no
+/// address.
+bool plausible_host(std::string_view host) {
+    if (host.empty() || host.size() > 255) {
+        return false;
+    }
+    return std::all_of(host.begin(), host.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '-' || c == '_' || c == ':' || c == '%';
+    });
+}
+
+/// How old a Sentinel may say a role is: beyond a year (a hostile or broken Sentinel) the
+/// clock arithmetic could overflow, and a year is longer than any quarantine.
+constexpr std::chrono::milliseconds max_role_age = std::chrono::hours(24 * 365);
+
 std::string host_and_port(const std::string& host, std::uint16_t port) {
     const bool v6 = host.find(':') != std::string::npos;
     return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
@@ -59,12 +76,12 @@ struct sentinel_connector::exchange {
 
 struct sentinel_connector::attempt {
     /// A primary some Sentinels named, with how many, and the youngest age of its role
-    /// that one of them reported.
+    /// that one of them reported (0 from one that did not say).
     struct named {
         std::string host;
         std::uint16_t port = 0;
         unsigned votes = 0;
-        std::optional<std::chrono::milliseconds> youngest_role;
+        std::chrono::milliseconds youngest_role{0};
     };
 
     opened_fn opened;
@@ -72,7 +89,10 @@ struct sentinel_connector::attempt {
     std::string step = "asking the Sentinels";
     std::vector<exchange> asked;
     std::vector<named> names;
-    std::vector<std::string> said; ///< what each Sentinel that named no primary said
+    /// What each Sentinel that is done said, joined: what a failure or a timeout quotes.
+    std::string so_far;
+
+    void heard(const std::string& what) { so_far += (so_far.empty() ? "" : "; ") + what; }
     std::size_t done = 0;
     std::unique_ptr<socket_connector> primary;
 
@@ -155,7 +175,10 @@ std::string_view sentinel_connector::hint() const noexcept {
     if (current_ && current_->primary) {
         return current_->primary->hint();
     }
-    return current_ ? "no majority of the Sentinels answered" : "";
+    if (!current_) {
+        return "";
+    }
+    return current_->so_far.empty() ? "no Sentinel answered" : std::string_view(current_->so_far);
 }
 
 void sentinel_connector::open(opened_fn opened) {
@@ -177,14 +200,14 @@ void sentinel_connector::ask(const std::shared_ptr<attempt>& a, std::size_t sent
     target.host = endpoint.host;
     target.port = endpoint.port;
     target.tls = address_.tls;
-    e.connector = std::make_unique<socket_connector>(strand_, target, config_, tls_,
-                                                     role_.empty() ? "Sentinel" : role_);
+    e.connector = std::make_unique<socket_connector>(
+        strand_, target, config_, tls_, role_.empty() ? "Sentinel" : "Sentinel, for the " + role_);
     e.connector->open([this, a, sentinel](std::unique_ptr<byte_stream> stream, std::string why) {
         if (a->over) {
             return;
         }
         if (!stream) {
-            answered(a, sentinel, {}, 0, std::nullopt, std::move(why));
+            answered(a, sentinel, {}, 0, {}, std::move(why));
             return;
         }
         auto& e = a->asked[sentinel];
@@ -196,7 +219,7 @@ void sentinel_connector::ask(const std::shared_ptr<attempt>& a, std::size_t sent
                     return;
                 }
                 if (ec) {
-                    answered(a, sentinel, {}, 0, std::nullopt, "cannot write: " + ec.message());
+                    answered(a, sentinel, {}, 0, {}, "cannot write: " + ec.message());
                 }
             });
         read_answer(a, sentinel);
@@ -212,7 +235,7 @@ void sentinel_connector::read_answer(const std::shared_ptr<attempt>& a, std::siz
         }
         auto& e = a->asked[sentinel];
         if (ec) {
-            answered(a, sentinel, {}, 0, std::nullopt,
+            answered(a, sentinel, {}, 0, {},
                      ec == asio::error::eof ? "connection closed by the Sentinel" : ec.message());
             return;
         }
@@ -225,7 +248,7 @@ void sentinel_connector::read_answer(const std::shared_ptr<attempt>& a, std::siz
                 return;
             }
             if (status == reply_reader::status::broken) {
-                answered(a, sentinel, {}, 0, std::nullopt, e.reader->why());
+                answered(a, sentinel, {}, 0, {}, e.reader->why());
                 return;
             }
             e.replies.push_back(std::move(reply));
@@ -237,21 +260,20 @@ void sentinel_connector::read_answer(const std::shared_ptr<attempt>& a, std::siz
         if (!address_.sentinel_password.empty()) {
             const auto* auth = e.replies[next++].get();
             if (auth->type == REDIS_REPLY_ERROR) {
-                answered(a, sentinel, {}, 0, std::nullopt, refused("AUTH", auth));
+                answered(a, sentinel, {}, 0, {}, refused("AUTH", auth));
                 return;
             }
         }
         const auto* where = e.replies[next++].get();
         const auto* state = e.replies[next].get();
         if (where->type == REDIS_REPLY_NIL) {
-            answered(a, sentinel, {}, 0, std::nullopt,
+            answered(a, sentinel, {}, 0, {},
                      "knows no primary named \"" +
                          printable_server_text(address_.master_name, secrets_) + "\"");
             return;
         }
         if (where->type == REDIS_REPLY_ERROR) {
-            answered(a, sentinel, {}, 0, std::nullopt,
-                     refused("SENTINEL get-master-addr-by-name", where));
+            answered(a, sentinel, {}, 0, {}, refused("SENTINEL get-master-addr-by-name", where));
             return;
         }
         const auto port = where->type == REDIS_REPLY_ARRAY && where->elements == 2
@@ -260,15 +282,16 @@ void sentinel_connector::read_answer(const std::shared_ptr<attempt>& a, std::siz
         const auto host = where->type == REDIS_REPLY_ARRAY && where->elements == 2
                               ? text_of(where->element[0])
                               : std::string_view();
-        if (!port || *port == 0 || host.empty() || host.size() > 255) {
-            answered(a, sentinel, {}, 0, std::nullopt,
+        if (!port || *port == 0 || !plausible_host(host)) {
+            answered(a, sentinel, {}, 0, {},
                      "sent an unexpected reply to SENTINEL get-master-addr-by-name");
             return;
         }
-        // SENTINEL MASTER: name/value pairs. Refused (an ACL without it), or odd, the
-        // age of the role is unknown: the connection then places the promotion at its
-        // first sight of the server, if the server says it was promoted.
-        std::optional<std::chrono::milliseconds> role_age;
+        // SENTINEL MASTER: name/value pairs. Refused (an ACL without it), or odd, the age
+        // of the role is unknown and counts as "just now": another Sentinel's older age
+        // must not date the role then, as it may not have seen a role change this one
+        // did. A promoted server is then quarantined from the connection's first sight.
+        std::chrono::milliseconds role_age{0};
         if (state->type == REDIS_REPLY_ARRAY && state->elements % 2 == 0) {
             std::string_view role;
             std::string_view ip;
@@ -287,11 +310,11 @@ void sentinel_connector::read_answer(const std::shared_ptr<attempt>& a, std::siz
                     state_port = number_of<std::uint16_t>(value);
                 }
             }
-            if (reported_ms && *reported_ms >= 0) {
-                // Seen otherwise than as the primary it names (a failover under way, a
-                // role not yet confirmed): it took its role just now, at the latest.
-                const bool confirmed = role == "master" && ip == host && state_port == port;
-                role_age = std::chrono::milliseconds(confirmed ? *reported_ms : 0);
+            // Seen otherwise than as the primary it names (a failover under way, a role not
+            // yet confirmed): it took its role just now, at the latest.
+            const bool confirmed = role == "master" && ip == host && state_port == port;
+            if (reported_ms && *reported_ms >= 0 && confirmed) {
+                role_age = std::min(std::chrono::milliseconds(*reported_ms), max_role_age);
             }
         }
         answered(a, sentinel, std::string(host), *port, role_age, {});
@@ -300,8 +323,7 @@ void sentinel_connector::read_answer(const std::shared_ptr<attempt>& a, std::siz
 
 void sentinel_connector::answered(const std::shared_ptr<attempt>& a, std::size_t sentinel,
                                   std::string host, std::uint16_t port,
-                                  std::optional<std::chrono::milliseconds> role_age,
-                                  std::string why) {
+                                  std::chrono::milliseconds role_age, std::string why) {
     auto& e = a->asked[sentinel];
     if (a->over || e.done) {
         return;
@@ -313,34 +335,28 @@ void sentinel_connector::answered(const std::shared_ptr<attempt>& a, std::size_t
     }
     const std::size_t needed = address_.sentinels.size() / 2 + 1;
     if (host.empty()) {
-        a->said.push_back(e.display + " " + why);
+        a->heard(e.display + " " + why);
     } else {
         auto it = std::find_if(a->names.begin(), a->names.end(), [&](const attempt::named& n) {
             return n.host == host && n.port == port;
         });
         if (it == a->names.end()) {
-            a->names.push_back({host, port, 0, std::nullopt});
+            a->names.push_back({host, port, 0, role_age});
             it = a->names.end() - 1;
         }
         ++it->votes;
-        if (role_age && (!it->youngest_role || *role_age < *it->youngest_role)) {
-            it->youngest_role = role_age;
-        }
-        a->said.push_back(e.display + " names " + host_and_port(host, port));
+        it->youngest_role = std::min(it->youngest_role, role_age);
+        a->heard(e.display + " names " + host_and_port(host, port));
         if (it->votes >= needed && !a->primary) {
             connect_primary(a, static_cast<std::size_t>(it - a->names.begin()));
             return;
         }
     }
     if (a->done == a->asked.size() && !a->primary) {
-        std::string summary;
-        for (const auto& one : a->said) {
-            summary += (summary.empty() ? "" : "; ") + one;
-        }
         a->finish(nullptr,
                   "no majority of the Sentinels (" + std::to_string(needed) + " of " +
                       std::to_string(address_.sentinels.size()) + ") names one primary for \"" +
-                      printable_server_text(address_.master_name, secrets_) + "\": " + summary);
+                      printable_server_text(address_.master_name, secrets_) + "\": " + a->so_far);
     }
 }
 
@@ -356,9 +372,7 @@ void sentinel_connector::connect_primary(const std::shared_ptr<attempt>& a, std:
               std::to_string(name.votes) + " of " + std::to_string(address_.sentinels.size()) +
               " Sentinels)";
     // Read now, as the Sentinels answered: the role is at least this old by then.
-    const auto since = name.youngest_role
-                           ? std::optional<clock::time_point>(now_() - *name.youngest_role)
-                           : std::nullopt;
+    const auto since = now_() - name.youngest_role;
     a->primary = std::make_unique<socket_connector>(strand_, target, config_, tls_, role_);
     a->primary->open([this, a, since](std::unique_ptr<byte_stream> stream, std::string why) {
         if (a->over) {

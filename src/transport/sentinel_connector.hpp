@@ -49,10 +49,10 @@ private:
     void ask(const std::shared_ptr<attempt>& a, std::size_t sentinel);
     void read_answer(const std::shared_ptr<attempt>& a, std::size_t sentinel);
     /// One Sentinel is done: with the primary it names (`host` empty when it named none)
-    /// and the age of that primary's role, or with `why` it could not say.
+    /// and the age of that primary's role (0 when it did not say), or with `why` it could
+    /// not say.
     void answered(const std::shared_ptr<attempt>& a, std::size_t sentinel, std::string host,
-                  std::uint16_t port, std::optional<std::chrono::milliseconds> role_age,
-                  std::string why);
+                  std::uint16_t port, std::chrono::milliseconds role_age, std::string why);
     void connect_primary(const std::shared_ptr<attempt>& a, std::size_t chosen);
 
     boost::asio::any_io_executor strand_;

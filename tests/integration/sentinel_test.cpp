@@ -1,5 +1,5 @@
 // Nodes that are Sentinel-managed primaries (issue 25, section 3), on a real Sentinel
-// topology of local processes (compose/sentinel-nodes.sh): three groups of a primary and a
+// topology of local processes (compose/sentinel-nodes.sh): five groups of a primary and a
 // replica, three Sentinels, the data nodes and the Sentinels with passwords of their own.
 // Its ports follow REDLOCK_BASE_PORT (+800 for the data nodes, +20800 for the Sentinels), so
 // that two suites side by side do not meet.
@@ -52,7 +52,7 @@ struct sentinels {
 
     static command_result script(const std::string& verb) {
         const auto b = std::to_string(base());
-        return shell("SENTINEL_GROUPS=3 SENTINEL_BASE_PORT=" + b + " SENTINEL_PORTS_BASE=" +
+        return shell("SENTINEL_GROUPS=5 SENTINEL_BASE_PORT=" + b + " SENTINEL_PORTS_BASE=" +
                      std::to_string(sentinel_port(0)) + " SENTINEL_DIR=/tmp/redlock-sentinel-" + b +
                      " SENTINEL_DATA_PASSWORD=" + data_password + " SENTINEL_PASSWORD=" +
                      sentinel_password + " bash " + REDLOCK_SENTINEL_NODES_SCRIPT + " " + verb);
@@ -81,7 +81,9 @@ struct sentinels {
         }
         return text;
     }
-    static std::vector<std::string> nodes() { return {node(1), node(2), node(3)}; }
+    static std::vector<std::string> nodes() {
+        return {node(1), node(2), node(3), node(4), node(5)};
+    }
 };
 
 /// One command to the server at `address` (host:port), its reply as text ("(nil)" for nil).
@@ -175,9 +177,9 @@ TEST_F(sentinel_test, a_sentinel_node_reaches_the_primary_the_sentinels_name) {
     std::error_code ec;
     auto lock = client.acquire("sentinel:plain", options(5s), ec);
     ASSERT_FALSE(ec) << lock.message;
-    ASSERT_EQ(lock.votes.size(), 3U);
-    EXPECT_GE(count_granted(lock.votes), 2U);
-    for (int group = 1; group <= 3; ++group) {
+    ASSERT_EQ(lock.votes.size(), 5U);
+    EXPECT_GE(count_granted(lock.votes), 3U);
+    for (int group = 1; group <= 5; ++group) {
         // The third SET may still be on its way when the quorum decided.
         const auto primary = sentinels::checked("primary " + std::to_string(group));
         const auto start = clock_type::now();
@@ -289,16 +291,19 @@ TEST_F(sentinel_test, without_the_sentinels_password_each_refusal_is_quoted) {
     EXPECT_EQ(attempt.votes.at(0).server_message.find(data_password), std::string::npos);
 }
 
-// The issue's test: a lock held on groups 1 and 2 (group 3 had a short blocker then); group
-// 1's primary is killed and its replica, which replication never brought the lock key to,
-// is promoted. A client that starts after the failover, with the defaults, must not count
-// the promoted replica while the lock may stand; with the quarantine off it does, and two
-// clients hold the lock.
+// The issue's test: a lock held on groups 1, 2 and 3 (groups 4 and 5 had a short blocker
+// then); group 1's primary is killed and its replica, which replication never brought the
+// lock key to, is promoted. A client that starts after the failover, with the defaults, must
+// not count the promoted replica while the lock may stand; with the quarantine off it does,
+// and two clients hold the lock.
 TEST_F(sentinel_test, a_promoted_replica_without_the_lock_is_quarantined) {
     wait_out_the_start();
     const std::string key = "sentinel:failover";
-    const auto group3 = sentinels::checked("primary 3");
-    ASSERT_EQ(run_on(group3, {"SET", key, "blocker", "PX", "1500"}), "OK");
+    const std::vector<std::string> blocked{sentinels::checked("primary 4"),
+                                           sentinels::checked("primary 5")};
+    for (const auto& primary : blocked) {
+        ASSERT_EQ(run_on(primary, {"SET", key, "blocker", "PX", "1500"}), "OK");
+    }
     sentinels::checked("freeze-replica 1"); // the lock key never reaches the replica
 
     auto holder_config = defaults();
@@ -307,7 +312,9 @@ TEST_F(sentinel_test, a_promoted_replica_without_the_lock_is_quarantined) {
     std::error_code ec;
     auto lock = holder.acquire(key, options(max_ttl), ec);
     ASSERT_FALSE(ec) << lock.message;
-    ASSERT_EQ(run_on(group3, {"GET", key}), "blocker") << "group 3 held the blocker";
+    for (const auto& primary : blocked) {
+        ASSERT_EQ(run_on(primary, {"GET", key}), "blocker") << "groups 4 and 5 held the blocker";
+    }
 
     const auto old_primary = sentinels::checked("kill-primary 1");
     sentinels::checked("thaw-replica 1");
@@ -315,14 +322,16 @@ TEST_F(sentinel_test, a_promoted_replica_without_the_lock_is_quarantined) {
     ASSERT_NE(new_primary, old_primary);
     const auto failed_over = clock_type::now();
     ASSERT_EQ(run_on(new_primary, {"EXISTS", key}), "0") << "the promoted replica lacks the lock";
-    ASSERT_EQ(run_on(sentinels::checked("primary 2"), {"GET", key}), lock.lock.token());
+    for (const char* group : {"primary 2", "primary 3"}) {
+        ASSERT_EQ(run_on(sentinels::checked(group), {"GET", key}), lock.lock.token());
+    }
 
     // The holder's client finds the new primary: its vote is heard again (quarantined) within
     // a few reconnects.
     std::chrono::milliseconds reached{-1};
     while (since(failed_over) < 10s) {
         auto probe = holder.acquire("sentinel:probe", options(1s), ec);
-        if (probe.votes.size() == 3 && probe.votes[0].error == errc::node_quarantined) {
+        if (probe.votes.size() == 5 && probe.votes[0].error == errc::node_quarantined) {
             reached = since(failed_over);
             break;
         }
@@ -331,26 +340,36 @@ TEST_F(sentinel_test, a_promoted_replica_without_the_lock_is_quarantined) {
         }
         std::this_thread::sleep_for(50ms);
     }
+    // The bound docs/operations.md states; measured well under a second here.
     EXPECT_GE(reached.count(), 0) << "the holder's client never reached group 1's new primary";
-    EXPECT_LT(reached, 3s);
+    EXPECT_LT(reached, 5s);
+    std::printf("the holder's client reached the new primary %lld ms after the failover\n",
+                static_cast<long long>(reached.count()));
 
     std::this_thread::sleep_for(1600ms -
                                 std::min<std::chrono::milliseconds>(since(failed_over), 1600ms));
-    ASSERT_EQ(run_on(group3, {"EXISTS", key}), "0") << "the blocker expired";
+    for (const auto& primary : blocked) {
+        ASSERT_EQ(run_on(primary, {"EXISTS", key}), "0") << "the blocker expired";
+    }
 
     // A client that never saw the old primary: the promoted replica's uptime is long, and
     // only its promotion (INFO replication) and the Sentinels' word date its role.
     blocking_client late(defaults());
     auto second = late.acquire(key, options(5s), ec);
     EXPECT_TRUE(ec) << "granted while the holder's lock stands: " << second.message;
-    ASSERT_EQ(second.votes.size(), 3U);
-    EXPECT_EQ(second.votes[0].error, errc::node_quarantined) << second.votes[0].server_message;
-    EXPECT_NE(second.votes[0].server_message.find("votes count again"), std::string::npos);
+    ASSERT_EQ(second.votes.size(), 5U);
+    const auto& why = second.votes[0].server_message;
+    EXPECT_EQ(second.votes[0].error, errc::node_quarantined) << why;
+    // Dated by the Sentinels (the promotion came before they named the replica, at least
+    // 1.6 s ago), not from this client's first sight of the server (0.0 s ago).
+    EXPECT_NE(why.find("promoted to primary"), std::string::npos) << why;
+    const auto ago = why.find(" ago, votes count again");
+    ASSERT_NE(ago, std::string::npos) << why;
+    const auto figure = why.rfind(' ', why.rfind(" s", ago) - 1) + 1;
+    EXPECT_GE(std::stod(why.substr(figure)), 1.5) << why;
 
     // The same client with the quarantine off: the double grant the quarantine prevents.
-    auto unguarded_config = config();
-    unguarded_config.quarantine.enabled = false;
-    blocking_client unguarded(unguarded_config);
+    blocking_client unguarded(config());
     auto double_grant = unguarded.acquire(key, options(5s), ec);
     EXPECT_FALSE(ec) << "with the quarantine off the promoted replica's vote counts: "
                      << double_grant.message;

@@ -159,6 +159,10 @@ TEST(cli_options, a_sentinel_address_keeps_its_commas) {
     EXPECT_EQ(semicolons->nodes,
               (std::vector<std::string>{"redis-sentinel://s1,s2#a,b", "h:7001", "x:1"}));
     EXPECT_EQ(redlock::test::parsed_address(semicolons->nodes[0]).master_name, "a,b");
+    // Without a Sentinel address a `;` is an ordinary character (of a password, say).
+    auto plain = parse({"-n", "redis://:pa;ss@h:1,h:2", "acquire", "k"}, error);
+    ASSERT_TRUE(plain) << error;
+    EXPECT_EQ(plain->nodes, (std::vector<std::string>{"redis://:pa;ss@h:1", "h:2"}));
 }
 
 TEST(cli_options, built_in_nodes_only_when_no_list_is_given_at_all) {

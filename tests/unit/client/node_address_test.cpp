@@ -224,6 +224,10 @@ TEST(node_address, malformed_sentinel_addresses_are_explained) {
         many += (i ? ",s" : "s") + std::to_string(i);
     }
     EXPECT_NE(parse_error(many + "#orders").find("at most 16"), std::string::npos);
+    EXPECT_NE(parse_error("redis-sentinel://s1,S1:26379,s2#orders").find("listed twice"),
+              std::string::npos)
+        << "one Sentinel twice would count twice toward the majority";
+    parse_error("redis-sentinel://s1:5000,s2,s1:5000#orders");
     EXPECT_EQ(parse_error("redis-sentinel://u:s3cret@s1:99999#orders").find("s3cret"),
               std::string::npos);
     EXPECT_EQ(parse_error("redis-sentinel://s1?sentinel_password=s3cret&x=1#orders").find("s3cret"),

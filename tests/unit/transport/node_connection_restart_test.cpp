@@ -359,6 +359,7 @@ TEST_F(restart_placement, a_promoted_server_nobody_dates_is_quarantined_from_fir
     answer(first, "promoted");
     ASSERT_TRUE(link_->started_at());
     EXPECT_EQ(*link_->started_at(), seen_at) << "its 100 s uptime says nothing of its role";
+    EXPECT_EQ(link_->quarantine_cause(), "promoted to primary");
     EXPECT_FALSE(link_->restart_seen_at()) << "nothing this client sent was lost";
 
     advance(config_.eviction.refresh_interval);
@@ -372,14 +373,17 @@ TEST_F(restart_placement, a_promotion_the_sentinels_date_is_placed_there) {
     auto& first = reconnect();
     answer(first, "promoted");
     EXPECT_EQ(*link_->started_at(), *board_->primary_since);
+}
 
-    // Never later than now, whatever a connector says.
-    board_->primary_since = now_ + 1h;
-    reset(first);
-    replication_ = primary_replication("r3", true);
-    auto& second = reconnect();
-    answer(second, "promoted");
+TEST_F(restart_placement, a_promotion_dated_in_the_future_is_placed_now) {
+    replication_ = primary_replication("r2", true);
+    board_->primary_since = now_ + 1h; // whatever a connector says
+    auto& first = reconnect();
+    answer(first, "promoted");
     EXPECT_EQ(*link_->started_at(), now_);
+    advance(config_.eviction.refresh_interval);
+    answer(first, "promoted");
+    EXPECT_LE(*link_->started_at(), now_) << "never a start in the future";
 }
 
 TEST_F(restart_placement, a_never_promoted_primary_is_placed_by_its_uptime) {
@@ -390,19 +394,26 @@ TEST_F(restart_placement, a_never_promoted_primary_is_placed_by_its_uptime) {
     EXPECT_EQ(*link_->started_at(), now_ - 100s);
 }
 
+// Demoted, resynced from another primary and promoted again, with no connection broken: what
+// was sent after the last INFO that showed the old replication id may have reached the new
+// data set, so the restart is placed at that INFO, not at the INFO that revealed it.
 TEST_F(restart_placement, a_new_replication_id_under_the_same_run_id_is_a_restart) {
     replication_ = primary_replication("r1", false);
     auto& first = reconnect();
+    const auto confirmed_at = now_; // the handshake's INFO
     answer(first, "old");
+    advance(500ms);
     send_set();
     answer(first, "old");
     EXPECT_FALSE(link_->restart_seen_at());
-    replication_ = primary_replication("r2", true); // demoted, resynced, promoted again
-    advance(config_.eviction.refresh_interval);
+    replication_ = primary_replication("r2", true);
+    advance(config_.eviction.refresh_interval - 500ms);
     answer(first, "old");
     ASSERT_TRUE(link_->restart_seen_at());
+    EXPECT_EQ(*link_->restart_seen_at(), confirmed_at) << "before the SET, which may be lost";
     EXPECT_EQ(*link_->started_at(), now_);
     EXPECT_EQ(link_->run_id(), "old");
+    EXPECT_FALSE(first.broken) << "a plain address keeps its connection";
 }
 
 class sentinel_node : public restart_placement {
