@@ -562,12 +562,15 @@ void node_connection::on_server_info(const redisReply* reply, clock::time_point 
     if (forgot_at_ && *forgot_at_ > started) {
         started = *forgot_at_;
     }
-    if (promoted_at_ && started == *promoted_at_ && !other_server && !role_taken_anew) {
+    // Only where the promotion is what holds the placement (not a restart seen at the same
+    // moment, whose cause stays "node restarted").
+    if (promoted_at_ && started == *promoted_at_ && !other_server && !role_taken_anew &&
+        (!forgot_at_ || *forgot_at_ < *promoted_at_)) {
         quarantine_cause_ = "promoted to primary";
     }
     started_at_ = started;
     run_id_ = info.run_id;
-    identified_here_ = true;
+    const bool first_on_this_connection = !std::exchange(identified_here_, true);
     restart_placement_held_ = false;
     evicted_keys_ = info.evicted_keys;
     auto risk = detail::eviction_risk(info, secrets_);
@@ -578,7 +581,11 @@ void node_connection::on_server_info(const redisReply* reply, clock::time_point 
                         : ": this node's votes do not count"));
     }
     eviction_risk_ = std::move(risk);
-    identity_confirmed_at_ = sent_at;
+    // The first INFO of a connection follows commands held back for it, from rounds begun
+    // after the last break, which are written behind it: what that INFO confirms holds no
+    // later than the break.
+    identity_confirmed_at_ =
+        first_on_this_connection && dropped_at_ ? std::min(sent_at, *dropped_at_) : sent_at;
     auto replica = not_primary_reason(info, secrets_);
     if (!replica.empty() && replica != not_primary_) {
         log(log_level::error, replica + ": this node's votes do not count");

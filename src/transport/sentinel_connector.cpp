@@ -43,14 +43,17 @@ std::optional<Number> number_of(std::string_view text) {
 /// What a host name or an IP literal may hold: a Sentinel's answer with anything else (a
 /// control character, a NUL that getaddrinfo would stop at, a password sent back) is no
 /// address.
-bool plausible_host(std::string_view host) {
+bool plausible_host(std::string_view host, const std::vector<std::string>& secrets) {
     if (host.empty() || host.size() > 255) {
         return false;
     }
-    return std::all_of(host.begin(), host.end(), [](char c) {
+    const bool characters = std::all_of(host.begin(), host.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                c == '.' || c == '-' || c == '_' || c == ':' || c == '%';
     });
+    return characters && std::none_of(secrets.begin(), secrets.end(), [host](const auto& s) {
+               return !s.empty() && host.find(s) != std::string_view::npos;
+           });
 }
 
 /// How old a Sentinel may say a role is: beyond a year (a hostile or broken Sentinel) the
@@ -282,7 +285,7 @@ void sentinel_connector::read_answer(const std::shared_ptr<attempt>& a, std::siz
         const auto host = where->type == REDIS_REPLY_ARRAY && where->elements == 2
                               ? text_of(where->element[0])
                               : std::string_view();
-        if (!port || *port == 0 || !plausible_host(host)) {
+        if (!port || *port == 0 || !plausible_host(host, secrets_)) {
             answered(a, sentinel, {}, 0, {},
                      "sent an unexpected reply to SENTINEL get-master-addr-by-name");
             return;

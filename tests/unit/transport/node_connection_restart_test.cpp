@@ -416,6 +416,34 @@ TEST_F(restart_placement, a_new_replication_id_under_the_same_run_id_is_a_restar
     EXPECT_FALSE(first.broken) << "a plain address keeps its connection";
 }
 
+// A round begun while the link reconnects holds its SET back for the new connection, which
+// writes it behind the new connection's INFO. If that INFO still shows the old replication id
+// and the role is taken anew before the SET arrives, the SET is lost: the placement must not
+// be later than the round's start (it is at the break).
+TEST_F(restart_placement, a_role_taken_anew_is_placed_before_what_was_held_back_for_the_reconnect) {
+    replication_ = primary_replication("r1", false);
+    const auto broke_at = old_server_then_a_break();
+    advance(config_.reconnect_delay_max);
+    link_->warm_up();
+    run();
+    ASSERT_TRUE(board_->waiting) << "no connect attempt";
+    const auto round_began = now_;
+    send_set(); // held back for the connection on its way
+    advance(10ms);
+    auto wire = std::make_shared<memory_wire>();
+    board_->wires.push_back(wire);
+    std::exchange(board_->waiting, nullptr)(std::make_unique<memory_stream>(strand_, wire), "");
+    run();
+    answer(*wire, "old");
+    EXPECT_FALSE(link_->restart_seen_at());
+    replication_ = primary_replication("r2", true);
+    advance(config_.eviction.refresh_interval);
+    answer(*wire, "old");
+    ASSERT_TRUE(link_->restart_seen_at());
+    EXPECT_LE(*link_->restart_seen_at(), round_began);
+    EXPECT_EQ(*link_->restart_seen_at(), broke_at);
+}
+
 class sentinel_node : public restart_placement {
 protected:
     sentinel_node()
