@@ -115,9 +115,12 @@ schedule::schedule(std::uint64_t seed, bool tracing)
         }
         return holding;
     };
+    // Keys that a node drops by itself (an eviction, a writable replica's resync) are gone
+    // before a cleanup comes, which then deletes nothing: no such node either.
     bool clean = sc_.faults.empty() && sc_.net.lost_reply_rate == 0;
     for (const auto& f : sc_.nodes) {
-        clean = clean && f.error_rate == 0 && f.slow_rate == 0 && f.evict_rate == 0;
+        clean = clean && f.error_rate == 0 && f.slow_rate == 0 && f.evict_rate == 0 &&
+                f.resync_rate == 0;
     }
     if (clean) {
         h_.check_cleanups();
