@@ -18,6 +18,9 @@
 #                                               primary comes back: it takes writes until Sentinel
 #                                               turns it into a replica, about 10 s later
 #   sentinel-nodes.sh freeze-replica G [--keep-link] | thaw-replica G
+#   sentinel-nodes.sh isolate-primary G         cut group G's primary off from its replica and
+#                                               the Sentinels, not from the clients connected to
+#                                               it already (a split brain); prints its host:port
 #
 # freeze-replica SIGSTOPs group G's replica and then closes the primary's link to it (CLIENT
 # KILL TYPE replica), so nothing written to the primary afterwards reaches the replica: a
@@ -41,7 +44,7 @@
 set -euo pipefail
 
 state=${SENTINEL_DIR:-/tmp/redlock-sentinel}
-usage="usage: sentinel-nodes.sh up|down|status|primary G|kill-primary G|wait-failover G HOST:PORT [SECONDS]|revive G [--stale]|freeze-replica G [--keep-link]|thaw-replica G"
+usage="usage: sentinel-nodes.sh up|down|status|primary G|kill-primary G|isolate-primary G|wait-failover G HOST:PORT [SECONDS]|revive G [--stale]|freeze-replica G [--keep-link]|thaw-replica G"
 die() { echo "sentinel-nodes: $*" >&2; exit 2; }
 fail() { echo "sentinel-nodes: $*" >&2; exit 1; }
 note() { echo "sentinel-nodes: $*" >&2; }
@@ -82,7 +85,7 @@ check_group() { [[ ${1:-} =~ ^[1-9][0-9]*$ ]] && (($1 <= groups)) || die "group 
 check_hostport() { [[ ${1:-} =~ ^[^:]+:[0-9]+$ ]] || die "expected HOST:PORT, got '${1:-}'"; }
 case $verb in
   up|down|status) (($# == 1)) || die "$usage" ;;
-  primary|kill-primary|thaw-replica) (($# == 2)) || die "$usage"; check_group "$2" ;;
+  primary|kill-primary|isolate-primary|thaw-replica) (($# == 2)) || die "$usage"; check_group "$2" ;;
   revive) (($# == 2)) || { (($# == 3)) && [[ $3 == --stale ]]; } || die "$usage"; check_group "$2" ;;
   freeze-replica) (($# == 2)) || { (($# == 3)) && [[ $3 == --keep-link ]]; } || die "$usage"
       check_group "$2" ;;
@@ -341,6 +344,23 @@ do_kill_primary() {
   echo "127.0.0.1:$p"
 }
 
+# A split brain without a network of its own: the primary takes a password nobody else has
+# (connections already logged in stay so), then drops its replica's link and the Sentinels'
+# connections, which cannot log in again. The Sentinels see it down and promote the replica;
+# the clients connected before still reach it, and it still says role:master to them.
+do_isolate_primary() {
+  local g=$1 p ids id pw="isolated-$RANDOM$RANDOM"
+  p=$(current_primary_port "$g")
+  alive_in "$(node_dir "$p")" || fail "group$g's primary 127.0.0.1:$p is down"
+  [[ $(dcli "$p" config set requirepass "$pw") == OK ]] ||
+    fail "CONFIG SET requirepass on 127.0.0.1:$p failed"
+  ids=$(cli "$p" "$pw" client list | awk '/ name=sentinel-/ { sub("id=", "", $1); print $1 }')
+  for id in $ids; do cli "$p" "$pw" client kill id "$id" >/dev/null; done
+  cli "$p" "$pw" client kill type replica >/dev/null
+  note "isolated group$g's primary 127.0.0.1:$p from its replica and the Sentinels ($(echo $ids | wc -w) Sentinel connections closed)"
+  echo "127.0.0.1:$p"
+}
+
 differs_from() {
   local g=$1 old=$2 addr
   addr=$(majority_primary "$g")
@@ -421,4 +441,5 @@ case $verb in
   revive) do_revive "$2" "${3:-}" ;;
   freeze-replica) do_freeze "$2" "${3:-}" ;;
   thaw-replica) do_thaw "$2" ;;
+  isolate-primary) do_isolate_primary "$2" ;;
 esac

@@ -42,9 +42,10 @@ struct REDLOCK_API node_address {
     /// (`rediss-sentinel://`) applies to them too. No Sentinel twice.
     std::vector<sentinel_endpoint> sentinels;
     std::string master_name; ///< sentinel: the name the Sentinels monitor the primary by
-    /// sentinel: the Sentinels' own ACL user and password (empty: no AUTH to them). The
-    /// data node's `user` and `password` are never sent to a Sentinel.
+    /// sentinel: the Sentinels' own ACL user (empty: the default user). The data node's
+    /// `user` and `password` are never sent to a Sentinel.
     std::string sentinel_user;
+    /// sentinel: the Sentinels' own password (empty: no AUTH to them).
     std::string sentinel_password;
 
     /// `host:port`, `unix:///path` or `redis-sentinel://h1:p1,h2:p2#name`, without

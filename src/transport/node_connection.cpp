@@ -590,6 +590,16 @@ void node_connection::on_server_info(const redisReply* reply, clock::time_point 
     if (!replica.empty() && replica != not_primary_) {
         log(log_level::error, replica + ": this node's votes do not count");
     }
+    // A Sentinel group's primary cut off from its replica and the Sentinels, but not from
+    // some clients, keeps taking their writes while a replica is promoted (split brain),
+    // unless it requires replicas: said once per server (docs/safety.md).
+    if (address_.kind == node_address::transport::sentinel && info.role == "master" &&
+        !info.requires_replicas && std::exchange(split_brain_warned_for_, run_id_) != run_id_) {
+        log(log_level::warning, "min-replicas-to-write is off: cut off from its replica and "
+                                "the Sentinels, it would go on taking this client's writes "
+                                "while a replica is promoted (set min-replicas-to-write 1, "
+                                "min-replicas-max-lag 10)");
+    }
     not_primary_ = std::move(replica);
 }
 

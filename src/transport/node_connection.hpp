@@ -226,6 +226,8 @@ private:
     // When the current server (run_id and replication id) became a primary, if INFO says it
     // was promoted since it started: started_at_ is never earlier.
     std::optional<clock::time_point> promoted_at_;
+    // The run_id of the server last warned of for taking writes without replicas.
+    std::string split_brain_warned_for_;
     // evicted_keys of the last INFO of the current run_id: any change is keys forgotten.
     std::optional<std::uint64_t> evicted_keys_;
     // When keys were last seen forgotten (evicted_keys changed, or another run_id answered):

@@ -69,6 +69,7 @@ server_info parse_server_info(std::string_view text) {
     const auto replid2 = info_field("master_replid2");
     info.promoted_since_start =
         !replid2.empty() && replid2.find_first_not_of('0') != std::string_view::npos;
+    info.requires_replicas = fields.count("min_slaves_good_slaves") != 0;
     return info;
 }
 

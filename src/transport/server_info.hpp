@@ -35,6 +35,9 @@ struct server_info {
     /// since it started: master_replid2 is not all zeros. Its uptime then says nothing of
     /// when it took its role.
     bool promoted_since_start = false;
+    /// Whether the primary refuses writes without enough replicas (min-replicas-to-write and
+    /// min-replicas-max-lag both set: INFO replication then shows min_slaves_good_slaves).
+    bool requires_replicas = false;
 };
 
 /// Every `name:value` line of an INFO reply's text (section headers, blank lines and lines

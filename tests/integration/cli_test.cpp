@@ -1,11 +1,10 @@
 // The redlock command-line tool, run as a user runs it.
 #include "support/child_process.hpp"
 #include "support/fixture.hpp"
+#include "support/shell.hpp"
 
-#include <array>
 #include <cstdio>
 #include <regex>
-#include <sys/wait.h>
 #include <thread>
 
 namespace redlock::test {
@@ -13,32 +12,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct cli_result {
-    int status = -1;
-    std::string out;
-};
-
-/// Runs a shell command line, capturing its stdout and exit status.
-cli_result cli_output_of(const std::string& command) {
-    cli_result r;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe) {
-        return r;
-    }
-    std::array<char, 4096> buffer{};
-    while (std::fgets(buffer.data(), buffer.size(), pipe)) {
-        r.out += buffer.data();
-    }
-    const int wstatus = ::pclose(pipe);
-    r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-    return r;
-}
+using cli_result = shell_result;
 
 /// Runs `redlock ARGS` through the shell; stdout captured, stderr discarded. These tests
 /// restart nodes all the time, so the quarantine is off, as in the fixture's config().
 cli_result cli(const std::string& args) {
-    return cli_output_of(std::string(REDLOCK_CLI_PATH) + " --no-quarantine " + args +
-                         " 2>/dev/null");
+    return run_shell(std::string(REDLOCK_CLI_PATH) + " --no-quarantine " + args + " 2>/dev/null");
 }
 
 /// The test topology's nodes as --nodes takes them.
@@ -155,8 +134,8 @@ TEST_F(nodes_test, cli_bad_usage_and_unreachable_nodes) {
 
 /// Runs `ENVIRONMENT redlock ARGS` through the shell with stderr captured too.
 cli_result cli_with_stderr(const std::string& environment, const std::string& args) {
-    return cli_output_of(environment + " " + std::string(REDLOCK_CLI_PATH) + " --no-quarantine " +
-                         args + " 2>&1");
+    return run_shell(environment + " " + std::string(REDLOCK_CLI_PATH) + " --no-quarantine " +
+                     args + " 2>&1");
 }
 
 TEST_F(nodes_test, cli_input_that_means_something_else_is_a_usage_error) {
@@ -373,8 +352,8 @@ TEST_F(nodes_test, demo_timing_does_not_include_the_quarantine_of_nodes_just_sta
         topology::restart(node);
     }
     // With the quarantine on, as users run it (cli() turns it off).
-    auto r = cli_output_of(std::string(REDLOCK_CLI_PATH) +
-                           " demo --buyers 20 --stock 10 --instances 2 --quiet 2>&1");
+    auto r = run_shell(std::string(REDLOCK_CLI_PATH) +
+                       " demo --buyers 20 --stock 10 --instances 2 --quiet 2>&1");
     ASSERT_EQ(r.status, 0) << r.out;
     std::smatch row;
     ASSERT_TRUE(std::regex_search(

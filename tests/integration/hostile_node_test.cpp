@@ -5,6 +5,7 @@
 // node's connection is reset instead of queueing commands for ever.
 #include "support/fixture.hpp"
 #include "support/hostile_server.hpp"
+#include "support/shell.hpp"
 
 #include <hiredis/hiredis.h>
 
@@ -20,7 +21,6 @@
 #include <poll.h>
 #include <sstream>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -548,9 +548,7 @@ TEST_P(hostile_node, a_watchdog_renews_on_the_honest_two_with_bounded_memory) {
     }
 }
 
-struct cli_result {
-    int status = -1;
-    std::string out;
+struct cli_result : shell_result {
     std::string err;
 };
 
@@ -565,14 +563,7 @@ cli_result cli(const std::string& args) {
     const std::string command =
         std::string(REDLOCK_CLI_PATH) + " --no-quarantine " + args + " 2>" + err_path;
     cli_result r;
-    if (FILE* pipe = ::popen(command.c_str(), "r")) {
-        std::array<char, 4096> buffer{};
-        while (std::fgets(buffer.data(), buffer.size(), pipe)) {
-            r.out += buffer.data();
-        }
-        const int wstatus = ::pclose(pipe);
-        r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-    }
+    static_cast<shell_result&>(r) = run_shell(command);
     std::ifstream err(err_path);
     r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
     ::unlink(err_path);

@@ -464,6 +464,28 @@ TEST_F(sentinel_node, a_named_server_that_is_a_replica_is_left_to_ask_the_sentin
     EXPECT_EQ(link_->not_primary(), "");
 }
 
+TEST_F(sentinel_node, a_primary_that_takes_writes_without_replicas_is_warned_of_once) {
+    std::string logged;
+    config_.log = [&logged](log_level, std::string_view message) {
+        logged += std::string(message) + "\n";
+    };
+    replication_ = primary_replication("r1", false);
+    auto& first = reconnect();
+    answer(first, "old");
+    advance(config_.eviction.refresh_interval);
+    answer(first, "old");
+    const std::string warning = "min-replicas-to-write is off";
+    ASSERT_NE(logged.find(warning), std::string::npos) << logged;
+    EXPECT_EQ(logged.find(warning), logged.rfind(warning)) << "once per server: " << logged;
+
+    logged.clear();
+    reset(first);
+    replication_ += "min_slaves_good_slaves:1\r\n";
+    auto& second = reconnect();
+    answer(second, "new");
+    EXPECT_EQ(logged.find(warning), std::string::npos) << logged;
+}
+
 TEST_F(sentinel_node, a_readonly_reply_drops_the_connection) {
     replication_ = primary_replication("r1", false);
     auto& first = reconnect();

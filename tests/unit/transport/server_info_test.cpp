@@ -103,6 +103,9 @@ TEST(server_info, replication_says_role_replication_id_and_promotion) {
     EXPECT_EQ(not_primary_reason(parse_server_info("role:\x1b[31mpw\r\n"), {"pw"}),
               "not a primary: INFO replication says role:?[31m***");
 
+    EXPECT_FALSE(primary.requires_replicas);
+    EXPECT_TRUE(parse_server_info("role:master\r\nmin_slaves_good_slaves:1\r\n").requires_replicas);
+
     const auto silent = parse_server_info("# Server\r\nrun_id:abc\r\n");
     EXPECT_EQ(not_primary_reason(silent, {}), "") << "no replication section says nothing";
     EXPECT_FALSE(silent.promoted_since_start);
