@@ -514,10 +514,7 @@ void node_connection::on_server_info(const redisReply* reply, clock::time_point 
         // lack writes its old primary acknowledged: quarantined from when it took its role,
         // as the Sentinels tell it (the most recent of those that named it), or, if nobody
         // tells, from now, the first time this client sees it.
-        promoted_at_ = connector_->primary_since().value_or(now);
-        if (*promoted_at_ > now) {
-            promoted_at_ = now;
-        }
+        promoted_at_ = std::min(connector_->primary_since().value_or(now), now);
     }
     if (promoted_at_ && *promoted_at_ > started) {
         started = *promoted_at_;

@@ -60,9 +60,12 @@ bool plausible_host(std::string_view host, const std::vector<std::string>& secre
 /// clock arithmetic could overflow, and a year is longer than any quarantine.
 constexpr std::chrono::milliseconds max_role_age = std::chrono::hours(24 * 365);
 
-std::string host_and_port(const std::string& host, std::uint16_t port) {
-    const bool v6 = host.find(':') != std::string::npos;
-    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+/// `host:port` as node_address shows it (IPv6 in brackets).
+std::string host_and_port(std::string host, std::uint16_t port) {
+    node_address a;
+    a.host = std::move(host);
+    a.port = port;
+    return a.display();
 }
 
 } // namespace
@@ -94,10 +97,10 @@ struct sentinel_connector::attempt {
     std::vector<named> names;
     /// What each Sentinel that is done said, joined: what a failure or a timeout quotes.
     std::string so_far;
-
-    void heard(const std::string& what) { so_far += (so_far.empty() ? "" : "; ") + what; }
     std::size_t done = 0;
     std::unique_ptr<socket_connector> primary;
+
+    void heard(const std::string& what) { so_far += (so_far.empty() ? "" : "; ") + what; }
 
     /// Ends every Sentinel's exchange (the answers still to come no longer matter).
     void close_asked() noexcept {
@@ -198,11 +201,11 @@ void sentinel_connector::open(opened_fn opened) {
 void sentinel_connector::ask(const std::shared_ptr<attempt>& a, std::size_t sentinel) {
     const auto& endpoint = address_.sentinels[sentinel];
     auto& e = a->asked[sentinel];
-    e.display = host_and_port(endpoint.host, endpoint.port);
     node_address target;
     target.host = endpoint.host;
     target.port = endpoint.port;
     target.tls = address_.tls;
+    e.display = target.display();
     e.connector = std::make_unique<socket_connector>(
         strand_, target, config_, tls_, role_.empty() ? "Sentinel" : "Sentinel, for the " + role_);
     e.connector->open([this, a, sentinel](std::unique_ptr<byte_stream> stream, std::string why) {
