@@ -523,6 +523,33 @@ std::string history::undetectable_step(int earlier, int later) const {
     return {};
 }
 
+std::string history::undetected_role_change(int earlier, int later) const {
+    const auto& e = holders_[static_cast<std::size_t>(earlier)];
+    const auto& l = holders_[static_cast<std::size_t>(later)];
+    for (const auto& rc : role_changes_) {
+        if (rc.at < e.attempt_start || rc.at >= l.granted_at) {
+            continue;
+        }
+        bool seen = false;
+        if (const auto reads = info_reads_.find({l.client, rc.node}); reads != info_reads_.end()) {
+            seen = std::any_of(reads->second.begin(), reads->second.end(), [&](const auto& r) {
+                return r.read_at >= rc.at && r.received_at <= l.attempt_start;
+            });
+        }
+        if (!seen) {
+            return "n" + std::to_string(rc.node) + " demoted and promoted in place at " +
+                   fmt_time(rc.at) + ", no INFO of it read by c" + std::to_string(l.client) +
+                   " by its attempt";
+        }
+    }
+    return {};
+}
+
+std::string history::undetected_forgetting(int earlier, int later) const {
+    auto excuse = undetectable_step(earlier, later);
+    return excuse.empty() ? undetected_role_change(earlier, later) : excuse;
+}
+
 void history::violation(const std::string& invariant, const std::string& what) {
     violations_.push_back(invariant + ": " + what);
     SIM_TRACE(world_, "CHECK", "VIOLATION " + invariant + ": " + what);
@@ -637,9 +664,9 @@ void history::check_end() {
                             // no sample of its client could see it, dropping the other's key
                             // (written first, even where its grant came later: a paused
                             // client).
-                            auto excuse = undetectable_step(times[i].first, times[j].first);
+                            auto excuse = undetected_forgetting(times[i].first, times[j].first);
                             if (excuse.empty()) {
-                                excuse = undetectable_step(times[j].first, times[i].first);
+                                excuse = undetected_forgetting(times[j].first, times[i].first);
                             }
                             if (!excuse.empty()) {
                                 residue_.push_back("(a) two holders (" + excuse +
@@ -694,7 +721,7 @@ void history::check_end() {
                     for (const int e : there) {
                         for (const int l : there) {
                             if (excuse.empty() && e != l) {
-                                excuse = undetectable_step(e, l);
+                                excuse = undetected_forgetting(e, l);
                             }
                         }
                     }

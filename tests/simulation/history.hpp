@@ -80,6 +80,14 @@ namespace redlock::sim {
 /// them was undetectable by the later holder's client at its grant; such violations are the
 /// residue docs/safety.md names, counted apart. Any other step excuses nothing: a step too
 /// small or too early to drop that hold, or on a node long after, hides no defect.
+/// Role changes in place: a node demoted and promoted again under live connections (an
+/// operator's REPLICAOF, then REPLICAOF NO ONE) lost its lock keys in the resync, and only
+/// INFO's master_replid (or role:slave meanwhile) tells a client, at its next refresh. (a)
+/// between two holders is residue when such a demotion came after the earlier holder's
+/// attempt began and before the later grant, and the later holder's client had read no
+/// INFO of that node run after the demotion by the later attempt's start; once it has read
+/// one, the node is vetoed (a replica) or quarantined (a role taken anew), and a double
+/// grant is a failure (mutant `aa-role-taken-anew-ignored`).
 /// (m) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
 ///     than its backoff's end, whatever happened to the release notifications (lost,
 ///     delayed, subscriber cut), unless its process was paused meanwhile.
@@ -228,7 +236,14 @@ public:
     }
     /// Node `node`'s wall clock stepped by `delta` now.
     void clock_step(int node, real_ns delta) { steps_.push_back({node, world_.now(), delta}); }
-    /// Violations excused by undetectable clock steps (see above).
+    /// Node `node` was demoted in place now, losing its lock keys in the resync, and will be
+    /// promoted again, its connections kept throughout (fault::kind::role_change).
+    void role_change(int node) { role_changes_.push_back({node, world_.now()}); }
+    /// An INFO of `client`'s link to `node`, run at the node at `read_at`, answered now.
+    void info_read(int client, int node, real_ns read_at) {
+        info_reads_[{client, node}].push_back({read_at, world_.now()});
+    }
+    /// Violations excused by undetectable clock steps, or role changes (see above).
     const std::vector<std::string>& residue() const { return residue_; }
     /// "n1's clock stepped by +1.5 s at 0.3 s ..." when forward steps of one node could have
     /// dropped holder `earlier`'s hold there before holder `later` was granted, and one of
@@ -242,6 +257,13 @@ public:
     std::string undetectable_step(int earlier, int later) const;
     /// Whether `client` could detect step `step` by `before` (see above).
     bool detectable(int client, std::size_t step, real_ns before) const;
+    /// "n1 demoted and promoted in place at 0.3 s ..." when a node was demoted in place
+    /// (losing `earlier`'s hold there) after `earlier`'s attempt began and before `later`'s
+    /// grant, and `later`'s client had read no INFO of that node run after the demotion by
+    /// its attempt's start; else empty.
+    std::string undetected_role_change(int earlier, int later) const;
+    /// The first of undetectable_step and undetected_role_change that excuses.
+    std::string undetected_forgetting(int earlier, int later) const;
 
     /// (f): one call issued, and its handler running.
     std::uint64_t issue() {
@@ -321,6 +343,16 @@ private:
     std::vector<std::string> residue_;
     std::map<std::pair<int, int>, std::vector<struct time_sample>> samples_;
     std::map<std::pair<int, std::int64_t>, std::vector<real_ns>> clock_reads_;
+    struct role_change_at {
+        int node;
+        real_ns at;
+    };
+    std::vector<role_change_at> role_changes_;
+    struct info_read_at {
+        real_ns read_at;
+        real_ns received_at;
+    };
+    std::map<std::pair<int, int>, std::vector<info_read_at>> info_reads_;
     struct step {
         int node;
         real_ns at;

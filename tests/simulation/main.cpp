@@ -149,7 +149,8 @@ int main() {
             std::printf("  diagnosis: %s\n", d.c_str());
         }
         for (const auto& v : r.residue) {
-            std::printf("  residue (undetectable clock step, not a failure): %s\n", v.c_str());
+            std::printf("  residue (undetectable clock step or role change, not a failure): %s\n",
+                        v.c_str());
         }
         return r.violations.empty() ? 0 : 1;
     }
@@ -188,6 +189,7 @@ int main() {
     std::uint64_t violations = 0;
     std::uint64_t failed = 0;
     std::uint64_t stepped = 0;
+    std::uint64_t role_changed = 0;
     std::uint64_t residue = 0;
     std::uint64_t residue_schedules = 0;
     std::uint64_t first_residue = 0;
@@ -198,6 +200,7 @@ int main() {
         ++schedules;
         grants += r.grants;
         stepped += r.clock_steps > 0 ? 1 : 0;
+        role_changed += r.role_changes > 0 ? 1 : 0;
         if (!r.residue.empty()) {
             residue += r.residue.size();
             if (residue_schedules++ == 0) {
@@ -248,9 +251,12 @@ int main() {
     std::printf("%.0f schedules/s, %llu failing schedules\n",
                 seconds > 0 ? static_cast<double>(schedules) / seconds : 0.0,
                 static_cast<unsigned long long>(failed));
-    std::printf("%llu schedules with clock steps; residue: %llu violations in %llu schedules "
-                "caused by undetectable steps (first seed %llu), not failures\n",
-                static_cast<unsigned long long>(stepped), static_cast<unsigned long long>(residue),
+    std::printf("%llu schedules with clock steps, %llu with role changes in place; residue: "
+                "%llu violations in %llu schedules caused by undetectable steps or role "
+                "changes (first seed %llu), not failures\n",
+                static_cast<unsigned long long>(stepped),
+                static_cast<unsigned long long>(role_changed),
+                static_cast<unsigned long long>(residue),
                 static_cast<unsigned long long>(residue_schedules),
                 static_cast<unsigned long long>(first_residue));
     std::printf("%llu schedules, %llu grants, %llu violations\n",

@@ -54,6 +54,9 @@ constexpr std::uint64_t counters_salt = 0x636f756e74000175ULL;
 constexpr std::uint64_t replica_salt = 0x7265706c696361a5ULL;
 /// Salt of the generator of the crashes that end in a failover (a promoted replica).
 constexpr std::uint64_t failover_salt = 0x6661696c6f7665d1ULL;
+/// Salt of the generator of the in-place role changes (a demotion and a promotion under live
+/// connections): none of regression_seeds.txt recorded before it gets one.
+constexpr std::uint64_t role_change_salt = 0x726f6c65000000cdULL;
 
 drift_clock make_clock(world& w) {
     // Rates within a quarter of the drift factor either way: client/node rate ratios stay
@@ -149,6 +152,114 @@ void contend_after_restart(op_plan& op, real_ns gap) {
         op.renewal.interval = op.lock.ttl / 2;
     }
     op.cancel_after = -1;
+}
+
+/// A role change's own workload, on the first key and without the schedule's other faults.
+/// `lock_over_it`: a lock stands on a bare majority that includes the node when it is demoted
+/// (client 0 cut off from a minority of the others until then), and the other clients, who
+/// knew the node from before, ask for the same key once it is a primary again. The node was
+/// promoted before the schedule began, so that its master_replid2 said so all along: only
+/// the change of master_replid tells them that it lost the lock (mutant `aa`). Else: client
+/// 0 takes a watchdog lock that writes back missing holds (recreate_missing) right after
+/// the promotion, which an operator then force-releases; the client's next INFO shows the
+/// change after its grant, and the renewal must not write the hold back on the node, whose
+/// data set that grant already reached (mutant `ab`, and (n)).
+template <typename Draw>
+void role_change_workload(scenario& s, fault& change, bool lock_over_it, Draw& draw) {
+    const int nodes = static_cast<int>(s.nodes.size());
+    const auto clients = s.ops.size();
+    s.faults.clear();
+    s.duplicate.client = -1;
+    for (auto& each : s.nodes) {
+        each.error_rate = 0;
+    }
+    auto& node = s.nodes[static_cast<std::size_t>(change.node)];
+    node.evict_rate = 0;
+    node.info_refused_rate = 0;
+    const std::string key = "k0";
+    // Connects every link at once, so that the node is known before the change.
+    const auto first_contact = [&key](op_plan& op, real_ns gap) {
+        op.what = op_plan::kind::plain;
+        op.key = key;
+        op.more_keys.clear();
+        op.lock.mode = lock_mode::exclusive;
+        op.lock.permits = 0;
+        op.lock.ttl = milliseconds(40);
+        op.lock.node_timeout = milliseconds(10);
+        op.lock.retry.max_attempts = 4;
+        op.gap = gap;
+        op.hold = 0;
+        op.extend_midway = false;
+        op.cancel_after = -1;
+        op.lane = 0;
+    };
+    for (auto& ops : s.ops) {
+        ops.resize(1);
+        first_contact(ops[0], draw(0, 20 * ms));
+    }
+    // Lost replies would break the links that knew the node (a reconnect reads INFO first).
+    s.net.lost_reply_rate = 0;
+    auto& c0 = s.ops[0];
+    c0[0].gap = 0;
+    // The workload's own operations in a second lane, their gaps counted from the start
+    // rather than from the end of the first contact.
+    op_plan second = c0[0];
+    second.lane = 1;
+    if (lock_over_it) {
+        node.promoted_before_start = true;
+        // The clients' first sight of a promoted node quarantines it for the maximum: the
+        // lock starts once that is over.
+        s.config.fleet_max_ttl = sim_fleet_max_ttl;
+        s.config.eviction.refresh_interval = milliseconds(draw(10, 40));
+        second.lock.ttl = sim_fleet_max_ttl;
+        second.lock.node_timeout = milliseconds(30);
+        second.gap = 400 * ms;
+        second.hold = 250 * ms;
+        change.at = 430 * ms + draw(10 * ms, 30 * ms);
+        change.duration = draw(1 * ms, 20 * ms);
+        for (int k = 1; k <= nodes / 2; ++k) {
+            fault cut;
+            cut.what = fault::kind::partition;
+            cut.client = 0;
+            cut.node = (change.node + k) % nodes;
+            cut.at = 350 * ms;
+            cut.duration = change.at - cut.at;
+            // The connections break: the lock's SETs to these nodes are lost rather than
+            // delivered once the cut heals, so that the other clients find them free.
+            cut.break_now = true;
+            s.faults.push_back(cut);
+        }
+        for (std::size_t c = 1; c < clients; ++c) {
+            op_plan contender = s.ops[c][0];
+            contender.lane = 1;
+            contend_after_restart(contender,
+                                  change.at + change.duration + draw(0, 60 * ms) - 20 * ms);
+            contender.hold = draw(5 * ms, 30 * ms);
+            s.ops[c].push_back(contender);
+        }
+    } else {
+        change.at = draw(40 * ms, 80 * ms);
+        change.duration = draw(1 * ms, 20 * ms);
+        const real_ns promoted = change.at + change.duration;
+        s.config.eviction.refresh_interval = milliseconds(draw(20, 60));
+        second.what = op_plan::kind::watchdog;
+        second.lock.ttl = milliseconds(150);
+        second.lock.node_timeout = milliseconds(15);
+        second.renewal.recreate_missing = true;
+        second.renewal.interval = milliseconds(50);
+        second.gap = promoted + draw(0, 10 * ms) - 5 * ms;
+        second.hold = 400 * ms;
+        fault force;
+        force.what = fault::kind::force_release;
+        force.client = 1;
+        force.key = key;
+        force.at = promoted + draw(10 * ms, 50 * ms);
+        s.faults.push_back(force);
+        for (std::size_t c = 1; c < clients; ++c) {
+            s.ops[c][0].gap = 500 * ms + draw(0, 50 * ms);
+        }
+    }
+    c0.push_back(second);
 }
 
 } // namespace
@@ -530,7 +641,8 @@ scenario make_scenario(world& w, int forced_profile) {
     // stands (seed 26 with mutant h). A generator of its own, salted so that no seed of
     // regression_seeds.txt recorded before it gets it.
     std::mt19937_64 raiser(w.seed() ^ raise_salt);
-    if (!bare_restart && raiser() % 4 == 0) {
+    const bool raise_workload = !bare_restart && raiser() % 4 == 0;
+    if (raise_workload) {
         // What this workload checks is the learned quarantine (the maximum otherwise).
         s.config.quarantine.learn_from_ttl_ceilings = explore_learning;
         const auto draw = [&raiser](real_ns from, real_ns to) {
@@ -778,6 +890,42 @@ scenario make_scenario(world& w, int forced_profile) {
             f.failover = failovers() % 2 == 0;
         }
     }
+    // One schedule in eight demotes a primary in place and promotes it again (an operator's
+    // REPLICAOF and REPLICAOF NO ONE): the clients' connections stay, the run_id stays, and
+    // the resync in between loses every lock key. Only INFO replication tells (role:slave
+    // meanwhile, then another master_replid: node_connection's role taken anew), at a
+    // client's next refresh; before it, a client cannot know (history.hpp, "Role changes in
+    // place"). Never a node listed as a writable replica, which is no primary to begin with.
+    std::mt19937_64 role_changes(w.seed() ^ role_change_salt);
+    if (role_changes() % 8 == 0) {
+        const auto draw = [&role_changes](real_ns from, real_ns to) {
+            return from +
+                   static_cast<real_ns>(role_changes() % static_cast<std::uint64_t>(to - from + 1));
+        };
+        fault change;
+        change.what = fault::kind::role_change;
+        change.node = static_cast<int>(draw(0, nodes - 1));
+        change.at = draw(0, horizon);
+        change.duration = draw(1 * ms, 200 * ms);
+        // Half of them read INFO every 10 to 100 ms rather than every second, so that reads
+        // often fall between the change and a grant that would count the node.
+        const bool often = role_changes() % 2 == 0;
+        const auto variant = role_changes() % 3;
+        // Not in the lowered-maximum workload, which admits no fault but its own: a resync
+        // drops the TTL ceiling that tells its clients how long the restarted node's
+        // quarantine must last (the residue docs/safety.md names there).
+        if (s.nodes[static_cast<std::size_t>(change.node)].resync_rate == 0 &&
+            s.lowered_max_ttl.count() == 0) {
+            if (often) {
+                s.config.eviction.refresh_interval =
+                    std::min(s.config.eviction.refresh_interval, milliseconds(draw(10, 100)));
+            }
+            if (variant != 0 && !bare_restart && !raise_workload) {
+                role_change_workload(s, change, variant == 1, draw);
+            }
+            s.faults.push_back(change);
+        }
+    }
     // The veto disabled, to check that the simulation catches what it prevents.
     if (const char* accept = std::getenv("REDLOCK_SIM_ACCEPT_EVICTING"); accept && *accept == '1') {
         s.config.eviction.accept_evicting_nodes = true;
@@ -849,8 +997,9 @@ std::vector<std::string> describe_plan(const scenario& s) {
         }
         out.push_back(line);
     }
-    static const char* const faults[] = {"pause", "partition", "cut",           "crash",
-                                         "flush", "close",     "force_release", "clock_step"};
+    static const char* const faults[] = {"pause",         "partition",  "cut",
+                                         "crash",         "flush",      "close",
+                                         "force_release", "clock_step", "role_change"};
     std::string line = "faults:";
     for (const auto& f : s.faults) {
         line += std::string(" ") + faults[static_cast<int>(f.what)] + "@" + ms_text(f.at);
@@ -864,6 +1013,8 @@ std::vector<std::string> describe_plan(const scenario& s) {
                     ms_text(std::abs(f.step)) + ")";
         } else if (f.what == fault::kind::partition || f.what == fault::kind::cut) {
             line += "(c" + std::to_string(f.client) + "-n" + std::to_string(f.node) + ")";
+        } else if (f.what == fault::kind::role_change) {
+            line += "(n" + std::to_string(f.node) + ", a replica for " + ms_text(f.duration) + ")";
         } else {
             line += "(n" + std::to_string(f.node) + ")";
         }

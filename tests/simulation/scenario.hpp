@@ -60,7 +60,12 @@ struct fault {
         close,
         force_release,
         /// clock_step: `node`'s wall clock steps by `step` at `at`.
-        clock_step
+        clock_step,
+        /// role_change: at `at`, `node` is demoted in place (an operator's REPLICAOF, the
+        /// clients' connections kept), resyncs from another primary that lacks every lock
+        /// key, and after `duration` is promoted again (REPLICAOF NO ONE): the same run_id,
+        /// another master_replid (sim_node::demote, sim_node::promote).
+        role_change
     } what = kind::pause;
     real_ns step = 0;
     real_ns at = 0;

@@ -279,6 +279,20 @@ void schedule::schedule_fault(const fault& f) {
             w_.after(f.duration, -1, [&node, f] { node.restart(f.failover); });
         });
         return;
+    case fault::kind::role_change:
+        w_.at(f.at, -1, [this, f] {
+            auto& node = *nodes_[static_cast<std::size_t>(f.node)];
+            if (!node.up()) {
+                return;
+            }
+            node.demote();
+            h_.role_change(f.node);
+            if (!sc_.nodes[static_cast<std::size_t>(f.node)].durable_counters) {
+                h_.counters_lost(w_.now());
+            }
+            w_.after(f.duration, -1, [&node] { node.promote(); });
+        });
+        return;
     case fault::kind::clock_step:
         w_.at(f.at, -1, [this, f] {
             SIM_TRACE(w_, "n" + std::to_string(f.node),
@@ -483,6 +497,7 @@ schedule_result schedule::run() {
     result.residue = h_.residue();
     for (const auto& f : sc_.faults) {
         result.clock_steps += f.what == fault::kind::clock_step ? 1 : 0;
+        result.role_changes += f.what == fault::kind::role_change ? 1 : 0;
     }
     result.notes = h_.notes();
     result.trace = std::move(w_.trace_lines());

@@ -30,6 +30,7 @@ struct schedule_result {
     /// Violations excused by clock steps no client could see (history::residue).
     std::vector<std::string> residue;
     std::size_t clock_steps = 0;
+    std::size_t role_changes = 0;
     std::vector<std::string> notes;
     std::vector<std::string> trace;
 };

@@ -288,6 +288,12 @@ struct sim_connection : std::enable_shared_from_this<sim_connection> {
                 };
             }
         }
+        if (args[0] == "INFO" && !resp.empty() && resp[0] == '$') {
+            const real_ns read_at = w().now();
+            on_read = [path = path, read_at] {
+                path->h_.info_read(path->client_, path->node_.id(), read_at);
+            };
+        }
         if (path->net_.hold_extend_max > 0 && is_script(args, detail::extend_script)) {
             end += path->hold_extend();
         }

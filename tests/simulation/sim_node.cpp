@@ -12,6 +12,13 @@ namespace redlock::sim {
 
 namespace {
 
+/// `id` with its first character made `first`, or another hex digit where it already was:
+/// always another replication id.
+std::string another_id(std::string id, char first) {
+    id[0] = id[0] == first ? static_cast<char>(first + 1) : first;
+    return id;
+}
+
 std::string upper(std::string_view s) {
     std::string out(s);
     for (auto& c : out) {
@@ -70,7 +77,7 @@ sim_node::sim_node(world& w, int id, drift_clock clock, node_faults faults)
     , keyspace_rng_(faults.keyspace_seed)
     , info_refused_rng_(faults.info_refused_seed)
     , resync_rng_(faults.resync_seed) {
-    restart();
+    restart(faults.promoted_before_start);
     // Up long before the schedule starts: no quarantine at the first connect.
     started_ = -w.uniform(10 * sec, 86400 * sec);
 }
@@ -203,27 +210,27 @@ std::string sim_node::execute(const std::vector<std::string>& args, const std::s
 
 const sim_node::command_spec* sim_node::lookup(const std::string& name) {
     static const std::unordered_map<std::string, command_spec> table{
-        {"SET", {-3, true, &sim_node::cmd_set}},
-        {"GET", {2, true, &sim_node::cmd_get}},
-        {"DEL", {-2, true, &sim_node::cmd_del}},
-        {"PEXPIRE", {-3, true, &sim_node::cmd_pexpire}},
-        {"PEXPIREAT", {-3, true, &sim_node::cmd_pexpireat}},
-        {"PTTL", {2, true, &sim_node::cmd_pttl}},
-        {"TYPE", {2, true, &sim_node::cmd_type}},
-        {"TIME", {1, true, &sim_node::cmd_time}},
-        {"HSET", {-4, true, &sim_node::cmd_hset}},
-        {"HGET", {3, true, &sim_node::cmd_hget}},
-        {"HDEL", {-3, true, &sim_node::cmd_hdel}},
-        {"HLEN", {2, true, &sim_node::cmd_hlen}},
-        {"HGETALL", {2, true, &sim_node::cmd_hgetall}},
-        {"RPUSH", {-3, true, &sim_node::cmd_rpush}},
-        {"LRANGE", {4, true, &sim_node::cmd_lrange}},
-        {"PUBLISH", {3, true, &sim_node::cmd_publish}},
-        {"PING", {-1, true, &sim_node::cmd_ping}},
-        {"INFO", {-1, true, &sim_node::cmd_info}},
-        {"SCRIPT", {-2, false, &sim_node::cmd_script}},
-        {"EVAL", {-3, false, &sim_node::cmd_eval}},
-        {"EVALSHA", {-3, false, &sim_node::cmd_evalsha}},
+        {"SET", {-3, true, true, &sim_node::cmd_set}},
+        {"GET", {2, true, false, &sim_node::cmd_get}},
+        {"DEL", {-2, true, true, &sim_node::cmd_del}},
+        {"PEXPIRE", {-3, true, true, &sim_node::cmd_pexpire}},
+        {"PEXPIREAT", {-3, true, true, &sim_node::cmd_pexpireat}},
+        {"PTTL", {2, true, false, &sim_node::cmd_pttl}},
+        {"TYPE", {2, true, false, &sim_node::cmd_type}},
+        {"TIME", {1, true, false, &sim_node::cmd_time}},
+        {"HSET", {-4, true, true, &sim_node::cmd_hset}},
+        {"HGET", {3, true, false, &sim_node::cmd_hget}},
+        {"HDEL", {-3, true, true, &sim_node::cmd_hdel}},
+        {"HLEN", {2, true, false, &sim_node::cmd_hlen}},
+        {"HGETALL", {2, true, false, &sim_node::cmd_hgetall}},
+        {"RPUSH", {-3, true, true, &sim_node::cmd_rpush}},
+        {"LRANGE", {4, true, false, &sim_node::cmd_lrange}},
+        {"PUBLISH", {3, true, false, &sim_node::cmd_publish}},
+        {"PING", {-1, true, false, &sim_node::cmd_ping}},
+        {"INFO", {-1, true, false, &sim_node::cmd_info}},
+        {"SCRIPT", {-2, false, false, &sim_node::cmd_script}},
+        {"EVAL", {-3, false, false, &sim_node::cmd_eval}},
+        {"EVALSHA", {-3, false, false, &sim_node::cmd_evalsha}},
     };
     const auto it = table.find(name);
     return it == table.end() ? nullptr : &it->second;
@@ -255,6 +262,11 @@ sim_reply sim_node::dispatch(const args_t& args, bool from_script) {
     } else if (!arity_ok) {
         return sim_reply::error("ERR wrong number of arguments for '" + lower(args[0]) +
                                 "' command");
+    }
+    if (spec->writes && read_only_replica_) {
+        // processCommand's check for a client's command, scriptVerifyWriteCommandAllow's for
+        // a script's call (scripts without a shebang run, and fail at their first write).
+        return sim_reply::error("READONLY You can't write against a read only replica.");
     }
     return (this->*spec->run)(args);
 }
@@ -629,15 +641,15 @@ sim_reply sim_node::cmd_ping(const args_t& a) {
 sim_reply sim_node::cmd_info(const args_t&) {
     const auto uptime = (world_.now() - started_) / sec;
     const bool evicts = faults_.evict_rate > 0;
-    return sim_reply::bulk("# Server\r\nredis_version:7.0.11\r\nrun_id:" + run_id_ +
-                           "\r\nuptime_in_seconds:" + std::to_string(uptime) +
-                           "\r\n\r\n# Memory\r\nmaxmemory:" + (evicts ? "3145728" : "0") +
-                           "\r\nmaxmemory_policy:" + (evicts ? "volatile-ttl" : "noeviction") +
-                           "\r\n\r\n# Stats\r\nevicted_keys:" + std::to_string(evicted_keys_) +
-                           "\r\n\r\n# Replication\r\nrole:" +
-                           (faults_.resync_rate > 0 ? "slave\r\nmaster_host:10.0.0.1" : "master") +
-                           "\r\nmaster_replid:" + replication_id_ +
-                           "\r\nmaster_replid2:" + replication_id2_ + "\r\n");
+    return sim_reply::bulk(
+        "# Server\r\nredis_version:7.0.11\r\nrun_id:" + run_id_ + "\r\nuptime_in_seconds:" +
+        std::to_string(uptime) + "\r\n\r\n# Memory\r\nmaxmemory:" + (evicts ? "3145728" : "0") +
+        "\r\nmaxmemory_policy:" + (evicts ? "volatile-ttl" : "noeviction") +
+        "\r\n\r\n# Stats\r\nevicted_keys:" + std::to_string(evicted_keys_) +
+        "\r\n\r\n# Replication\r\nrole:" +
+        (faults_.resync_rate > 0 || read_only_replica_ ? "slave\r\nmaster_host:10.0.0.1"
+                                                       : "master") +
+        "\r\nmaster_replid:" + replication_id_ + "\r\nmaster_replid2:" + replication_id2_ + "\r\n");
 }
 
 sim_reply sim_node::cmd_script(const args_t& a) {
@@ -895,6 +907,7 @@ void sim_node::evict_one() {
 
 void sim_node::restart(bool as_promoted_replica) {
     up_ = true;
+    read_only_replica_ = false; // REPLICAOF without CONFIG REWRITE: a primary again
     evicted_keys_ = 0;
     started_ = world_.now();
     busy_until_ = world_.now();
@@ -918,6 +931,37 @@ void sim_node::restart(bool as_promoted_replica) {
             std::string(as_promoted_replica ? "failed over to a promoted replica" : "restarted") +
                 ", run_id " + run_id_.substr(0, 8));
     }
+}
+
+void sim_node::demote() {
+    if (!up_ || read_only_replica_) {
+        return;
+    }
+    read_only_replica_ = true;
+    crashed_at_ = world_.now();
+    // Its new primary's replication id, which the full resync hands it. Derived, not drawn:
+    // every other draw of a seed stays where it was.
+    replication_id2_ = std::string(40, '0');
+    replication_id_ = another_id(replication_id_, 'd');
+    SIM_TRACE(world_, name(),
+              "DEMOTED in place (REPLICAOF), resynced: lock keys lost" +
+                  std::string(faults_.durable_counters ? ", counters kept" : ""));
+    std::erase_if(data_, [this](const auto& item) {
+        return !(faults_.durable_counters && item.first.ends_with(":fence"));
+    });
+    // What the force release and the reconnects left here went with the data set.
+    forced_.clear();
+    written_across_reconnect_.clear();
+}
+
+void sim_node::promote() {
+    if (!up_ || !read_only_replica_) {
+        return;
+    }
+    read_only_replica_ = false;
+    replication_id2_ = replication_id_;
+    replication_id_ = another_id(replication_id_, 'e');
+    SIM_TRACE(world_, name(), "PROMOTED in place (REPLICAOF NO ONE), run_id unchanged");
 }
 
 void sim_node::flush_scripts() {

@@ -52,6 +52,9 @@ struct node_faults {
     /// primary's matched), drawn from resync_seed. Zero: a primary.
     double resync_rate = 0;
     std::uint64_t resync_seed = 0;
+    /// A replica promoted before the schedule began (a failover long ago): INFO replication's
+    /// master_replid2 says so from the start, and its uptime predates the promotion.
+    bool promoted_before_start = false;
 };
 
 /// A Redis 7.0 master, single-threaded: the commands the library and the scripts of lua/
@@ -89,6 +92,14 @@ public:
     /// of the lock keys: up for long (its uptime predates the promotion) and saying, in
     /// INFO replication's master_replid2, that it was promoted since it started.
     void restart(bool as_promoted_replica = false);
+    /// Made a read-only replica in place (REPLICAOF): the connections stay, writes get
+    /// READONLY (scripts' too), INFO says role:slave with its new primary's master_replid,
+    /// and the full resync replaces the data set with one that lacks every lock key
+    /// (fencing counters kept only where they are durable, as across a crash).
+    void demote();
+    /// A primary again (REPLICAOF NO ONE): another master_replid, the old one as
+    /// master_replid2; the run_id and the connections stay.
+    void promote();
     void flush_scripts();
 
     /// Called on crash: every connection to the node breaks.
@@ -151,7 +162,8 @@ public:
     /// Whether `token` holds `key` here now: a live string equal to it, or a live lock hash
     /// with its field and a deadline ahead on this node's clock. For (u).
     bool holds(const std::string& key, const std::string& token) const;
-    /// When the node last lost its keys in a crash, and last evicted one; INT64_MIN never.
+    /// When the node last lost its keys in a crash or a resync (demote), and last evicted
+    /// one; INT64_MIN never.
     real_ns crashed_at() const noexcept { return crashed_at_; }
     real_ns evicted_at() const noexcept { return evicted_at_; }
 
@@ -179,6 +191,8 @@ private:
     struct command_spec {
         int arity;
         bool from_scripts;
+        bool writes; // refused on a read-only replica
+
         sim_reply (sim_node::*run)(const args_t&);
     };
     static const command_spec* lookup(const std::string& name);
@@ -234,6 +248,8 @@ private:
     real_ns crashed_at_ = INT64_MIN;
     real_ns evicted_at_ = INT64_MIN;
     bool up_ = true;
+    /// Demoted in place (demote) and not promoted since: a read-only replica.
+    bool read_only_replica_ = false;
     std::uint64_t incarnation_ = 1;
     std::string run_id_;
     /// INFO replication's master_replid, and master_replid2 (all zeros unless promoted).
