@@ -645,7 +645,11 @@ void node_connection::on_clock_mark(const redisReply* reply, clock::time_point s
         const std::string why = reply->type == REDIS_REPLY_ERROR
                                     ? printable_server_text({reply->str, reply->len}, secrets_)
                                     : "not four numbers";
-        if (time_refused_.empty()) {
+        // A read-only replica refuses the script's write: its INFO says so, and it gets no
+        // vote for that (not_primary_), so there is nothing for the user to grant.
+        const bool replica = reply->type == REDIS_REPLY_ERROR &&
+                             std::string_view(reply->str, reply->len).starts_with("READONLY");
+        if (time_refused_.empty() && !replica) {
             log(log_level::warning,
                 "clock mark refused (" + why +
                     "): steps of this node's clock cannot be detected; its votes still count "

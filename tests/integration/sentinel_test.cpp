@@ -4,6 +4,7 @@
 // Its ports follow REDLOCK_BASE_PORT (+800 for the data nodes, +20800 for the Sentinels), so
 // that two suites side by side do not meet.
 #include "support/fixture.hpp"
+#include "support/log_record.hpp"
 #include "support/shell.hpp"
 
 #include <hiredis/hiredis.h>
@@ -211,6 +212,45 @@ TEST_F(sentinel_test, a_replica_given_as_a_plain_address_gets_no_vote) {
         << status.out;
     client.release(attempt.lock, ec);
     EXPECT_EQ(run_on(replica, {"CONFIG", "SET", "replica-read-only", "yes"}), "OK");
+}
+
+TEST_F(sentinel_test, a_read_only_replica_is_said_to_be_a_replica_not_a_missing_permission) {
+    const auto primary = sentinels::checked("primary 4");
+    const auto replica_port =
+        std::stoi(primary.substr(primary.rfind(':') + 1)) == sentinels::base() + 6
+            ? sentinels::base() + 7
+            : sentinels::base() + 6;
+    const std::string replica = "127.0.0.1:" + std::to_string(replica_port);
+    ASSERT_NE(run_on(replica, {"ROLE"}).find("slave"), std::string::npos)
+        << replica << " should be group 4's replica";
+    // Read-only, as replicas are by default: it refuses the clock mark's write (READONLY),
+    // which is its role, not a permission the user lacks.
+    log_record log;
+    auto c = config({"redis://:" + std::string(data_password) + "@" + replica, sentinels::node(1),
+                     sentinels::node(3)});
+    c.log = log.sink();
+    blocking_client client(c);
+    std::error_code ec;
+    auto attempt = client.acquire("sentinel:read-only-replica", options(5s), ec);
+    ASSERT_FALSE(ec) << attempt.message;
+    ASSERT_EQ(attempt.votes.size(), 3U);
+    // Refused (READONLY), or decided by the two primaries before it answered.
+    EXPECT_NE(attempt.votes[0].outcome, node_outcome::granted);
+    client.release(attempt.lock, ec);
+    EXPECT_FALSE(ec);
+    // Its INFO has come once inspect says why it has no vote; its clock mark came with it.
+    const auto deadline = clock_type::now() + 5s;
+    std::string why;
+    while (why.empty() && clock_type::now() < deadline) {
+        auto view = client.inspect("sentinel:read-only-replica", ec);
+        ASSERT_FALSE(ec);
+        why = view.nodes[0].not_primary;
+        std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_EQ(why, "not a primary: INFO replication says role:slave");
+    EXPECT_NE(log.text().find("not a primary: INFO replication says role:slave"), std::string::npos)
+        << log.text();
+    EXPECT_EQ(log.text().find("clock mark refused"), std::string::npos) << log.text();
 }
 
 TEST_F(sentinel_test, sentinels_that_name_no_primary_are_quoted) {
