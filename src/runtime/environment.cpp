@@ -4,6 +4,8 @@
 #include "transport/asio_time_source.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/sentinel_connector.hpp"
+#include "transport/sentinel_link.hpp"
+#include "transport/server_text.hpp"
 #include "transport/socket_connector.hpp"
 #include "transport/subscriber_connection.hpp"
 #include "transport/tls_context.hpp"
@@ -48,9 +50,32 @@ environment environment::production() {
                                     node_address address,
                                     const client_config& config) -> std::unique_ptr<node_link> {
         auto connector = connector_for(strand, address, config, {});
-        return std::make_unique<node_connection>(strand, std::move(address), config,
-                                                 std::make_unique<asio_time_source>(strand),
-                                                 std::move(connector));
+        const bool sentinel = address.kind == node_address::transport::sentinel;
+        auto secrets = configured_secrets(config, address.password);
+        secrets.push_back(address.sentinel_password);
+        auto connection = std::make_unique<node_connection>(
+            strand, address, config, std::make_unique<asio_time_source>(strand),
+            std::move(connector));
+        if (!sentinel) {
+            return connection;
+        }
+        // Failovers as the Sentinels announce them, on subscriber connections of its own.
+        auto sentinel_subscriber = [strand, &config, connector_for](node_address at,
+                                                                    std::size_t index,
+                                                                    subscription_events& events) {
+            auto opens = connector_for(strand, at, config, "Sentinel subscription");
+            return std::make_unique<subscriber_connection>(
+                strand, std::move(at), config, std::make_unique<asio_time_source>(strand),
+                std::move(opens), index, events);
+        };
+        auto watch = std::make_unique<sentinel_watch>(
+            address, std::move(secrets), sentinel_subscriber,
+            std::make_unique<asio_time_source>(strand), config.reconnect_delay_max,
+            [link = connection.get()](const std::string& host, std::uint16_t port,
+                                      const std::string& by) {
+                link->primary_moved(host, port, by);
+            });
+        return std::make_unique<sentinel_link>(std::move(connection), std::move(watch));
     };
     env.make_subscriber =
         [connector_for](const boost::asio::any_io_executor& strand, node_address address,

@@ -711,6 +711,23 @@ void node_connection::schedule_refresh() {
     });
 }
 
+void node_connection::primary_moved(const std::string& host, std::uint16_t port,
+                                    const std::string& sentinel) {
+    const auto reached = connector_->reached();
+    if (state_ != state::connected || !reached ||
+        (reached->first == host && reached->second == port)) {
+        return; // not connected (the next connect asks the Sentinels), or already there
+    }
+    node_address to;
+    to.host = host;
+    to.port = port;
+    const auto why = "the Sentinel at " + sentinel + " announced that \"" +
+                     printable_server_text(address_.master_name, secrets_) + "\" moved to " +
+                     to.display() + " (+switch-master): asking the Sentinels again";
+    log(log_level::warning, why);
+    drop_connection(why);
+}
+
 void node_connection::drop_connection(const std::string& why) {
     // A connection that was made but never read the server's run_id may have carried
     // commands to a new server: the restart is placed no later than the break before it

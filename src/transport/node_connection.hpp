@@ -92,6 +92,11 @@ public:
     }
     const node_address& address() const noexcept override { return address_; }
 
+    /// A Sentinel (`sentinel`, its host:port) announced that this node's primary is now at
+    /// `host`:`port` (+switch-master, sentinel_watch): a connection to another server drops
+    /// itself, and the next connect asks every Sentinel again.
+    void primary_moved(const std::string& host, std::uint16_t port, const std::string& sentinel);
+
 private:
     enum class state { idle, connecting, connected, backing_off, shut_down };
 

@@ -40,22 +40,6 @@ std::optional<Number> number_of(std::string_view text) {
     return value;
 }
 
-/// What a host name or an IP literal may hold: a Sentinel's answer with anything else (a
-/// control character, a NUL that getaddrinfo would stop at, a password sent back) is no
-/// address.
-bool plausible_host(std::string_view host, const std::vector<std::string>& secrets) {
-    if (host.empty() || host.size() > 255) {
-        return false;
-    }
-    const bool characters = std::all_of(host.begin(), host.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '.' || c == '-' || c == '_' || c == ':' || c == '%';
-    });
-    return characters && std::none_of(secrets.begin(), secrets.end(), [host](const auto& s) {
-               return !s.empty() && host.find(s) != std::string_view::npos;
-           });
-}
-
 /// How old a Sentinel may say a role is: beyond a year (a hostile or broken Sentinel) the
 /// clock arithmetic could overflow, and a year is longer than any quarantine.
 constexpr std::chrono::milliseconds max_role_age = std::chrono::hours(24 * 365);
@@ -288,7 +272,7 @@ void sentinel_connector::read_answer(const std::shared_ptr<attempt>& a, std::siz
         const auto host = where->type == REDIS_REPLY_ARRAY && where->elements == 2
                               ? text_of(where->element[0])
                               : std::string_view();
-        if (!port || *port == 0 || !plausible_host(host, secrets_)) {
+        if (!port || *port == 0 || !plausible_sentinel_host(host, secrets_)) {
             answered(a, sentinel, {}, 0, {},
                      "sent an unexpected reply to SENTINEL get-master-addr-by-name");
             return;
@@ -380,17 +364,32 @@ void sentinel_connector::connect_primary(const std::shared_ptr<attempt>& a, std:
     // Read now, as the Sentinels answered: the role is at least this old by then.
     const auto since = now_() - name.youngest_role;
     a->primary = std::make_unique<socket_connector>(strand_, target, config_, tls_, role_);
-    a->primary->open([this, a, since](std::unique_ptr<byte_stream> stream, std::string why) {
+    a->primary->open([this, a, since, reaching = std::make_pair(name.host, name.port)](
+                         std::unique_ptr<byte_stream> stream, std::string why) {
         if (a->over) {
             return;
         }
         if (stream) {
             primary_since_ = since;
+            reached_ = reaching;
         } else {
             why = a->step.substr(std::string_view("connect to the ").size()) + ": " + why;
         }
         a->finish(std::move(stream), std::move(why));
     });
+}
+
+bool plausible_sentinel_host(std::string_view host, const std::vector<std::string>& secrets) {
+    if (host.empty() || host.size() > 255) {
+        return false;
+    }
+    const bool characters = std::all_of(host.begin(), host.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '-' || c == '_' || c == ':' || c == '%';
+    });
+    return characters && std::none_of(secrets.begin(), secrets.end(), [host](const auto& s) {
+               return !s.empty() && host.find(s) != std::string_view::npos;
+           });
 }
 
 } // namespace redlock::detail

@@ -13,6 +13,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -41,6 +44,9 @@ public:
     std::string_view step() const noexcept override;
     std::string_view hint() const noexcept override;
     std::optional<clock::time_point> primary_since() const override { return primary_since_; }
+    std::optional<std::pair<std::string, std::uint16_t>> reached() const override {
+        return reached_;
+    }
 
 private:
     struct attempt;
@@ -66,7 +72,13 @@ private:
     std::size_t replies_expected_ = 0;
     std::shared_ptr<attempt> current_;
     std::optional<clock::time_point> primary_since_;
+    std::optional<std::pair<std::string, std::uint16_t>> reached_;
 };
+
+/// Whether `host`, from a Sentinel, can be a primary's address: the characters of a host
+/// name or an IP literal, and none of `secrets` inside. Anything else (a control character,
+/// a NUL that getaddrinfo would stop at, a password sent back) is no address.
+bool plausible_sentinel_host(std::string_view host, const std::vector<std::string>& secrets);
 
 } // namespace redlock::detail
 

@@ -4,11 +4,13 @@
 #include "core/validity.hpp"
 #include "transport/byte_stream.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -35,6 +37,11 @@ public:
     /// When the server the last successful open reached became a primary, if the connector
     /// learned it on the way (the Sentinels); empty when it does not know.
     virtual std::optional<clock::time_point> primary_since() const { return std::nullopt; }
+    /// The host and port the last successful open reached, when the connector chose them
+    /// (the primary the Sentinels named); empty when the address says where to go.
+    virtual std::optional<std::pair<std::string, std::uint16_t>> reached() const {
+        return std::nullopt;
+    }
 };
 
 } // namespace redlock::detail

@@ -320,6 +320,11 @@ TEST_F(sentinel_test, without_the_sentinels_password_each_refusal_is_quoted) {
 // once its replica has been gone for min-replicas-max-lag, so the two servers of group 2 never
 // both vote for one key. Runs before the failover test, within that test's wait for the
 // fresh topology: its clients use a fleet maximum of 2 s.
+// Group 2's primary is cut off from its replica and the Sentinels (not killed), and the
+// Sentinels promote the replica. A client that hears them (+switch-master) leaves the old
+// primary at once; one that cannot (here: it names the old primary by its address, as a
+// client cut off with it would keep its connection) is refused there once the old primary
+// has been without a replica for min-replicas-max-lag.
 TEST_F(sentinel_test, a_primary_cut_off_from_its_replica_refuses_writes_with_min_replicas) {
     const auto old_primary = sentinels::checked("primary 2");
     ASSERT_EQ(run_on(old_primary, {"CONFIG", "SET", "min-replicas-max-lag", "1"}), "OK");
@@ -328,35 +333,55 @@ TEST_F(sentinel_test, a_primary_cut_off_from_its_replica_refuses_writes_with_min
     short_max.fleet_max_ttl = 2s;
     auto connected_early = short_max;
     connected_early.quarantine.enabled = false; // the topology may have run less than 2 s
-    blocking_client before(connected_early);
+    log_record heard;
+    connected_early.log = heard.sink();
+    auto cut_off = connected_early;
+    cut_off.log = nullptr;
+    cut_off.nodes[1] = "redis://:" + std::string(data_password) + "@" + old_primary;
+    blocking_client listening(connected_early);
+    blocking_client stuck(cut_off);
     std::error_code ec;
-    auto warm = before.acquire("split:warm", options(2s), ec);
-    ASSERT_FALSE(ec) << "connected to every group's primary before the cut: " << warm.message;
-    before.release(warm.lock, ec);
+    for (auto* client : {&listening, &stuck}) {
+        auto warm = client->acquire("split:warm", options(2s), ec);
+        ASSERT_FALSE(ec) << "connected to every group's primary before the cut: " << warm.message;
+        client->release(warm.lock, ec);
+    }
 
     sentinels::checked("isolate-primary 2");
     const auto new_primary = sentinels::checked("wait-failover 2 " + old_primary + " 40");
     ASSERT_NE(new_primary, old_primary);
     // Past min-replicas-max-lag, and past the promoted replica's quarantine (2 s + drift).
     std::this_thread::sleep_for(2500ms);
+    EXPECT_NE(heard.text().find("moved to " + new_primary + " (+switch-master)"), std::string::npos)
+        << heard.text();
 
-    // The client connected before the cut can win only with the old primary's vote: groups
-    // 4 and 5 hold a blocker. The old primary refuses it for want of a replica.
+    // Either client can win only with group 2's vote: groups 4 and 5 hold a blocker.
     const std::string key = "split:k";
     const std::vector<std::string> blocked{sentinels::checked("primary 4"),
                                            sentinels::checked("primary 5")};
     for (const auto& primary : blocked) {
         ASSERT_EQ(run_on(primary, {"SET", key, "blocker", "PX", "60000"}), "OK");
     }
-    auto stale_side = before.acquire(key, options(2s), ec);
+    // The client that heard the switch, connected before the cut, reaches the promoted
+    // replica.
+    auto promoted_side = listening.acquire(key, options(2s), ec);
+    EXPECT_FALSE(ec) << promoted_side.message;
+    if (!ec) {
+        EXPECT_EQ(promoted_side.votes[1].outcome, node_outcome::granted);
+        listening.release(promoted_side.lock, ec);
+    }
+
+    // The old primary, still role:master to the clients it kept, refuses the other one for
+    // want of a replica.
+    auto stale_side = stuck.acquire(key, options(2s), ec);
     EXPECT_TRUE(ec) << "granted with the cut-off primary's vote: " << stale_side.message;
     ASSERT_EQ(stale_side.votes.size(), 5U);
     EXPECT_EQ(stale_side.votes[1].outcome, node_outcome::failed);
     EXPECT_NE(stale_side.votes[1].server_message.find("NOREPLICAS"), std::string::npos)
         << stale_side.votes[1].server_message;
 
-    // A client that asks the Sentinels reaches the promoted replica instead: with groups 1
-    // and 3 held (as the first client's would be, had it won), it needs 2, 4 and 5.
+    // A client that asks the Sentinels afresh reaches it too: with groups 1 and 3 held (as
+    // the first client's would be, had it won), it needs 2, 4 and 5.
     for (const auto& primary : blocked) {
         ASSERT_EQ(run_on(primary, {"DEL", key}), "1");
     }
@@ -364,11 +389,11 @@ TEST_F(sentinel_test, a_primary_cut_off_from_its_replica_refuses_writes_with_min
         ASSERT_EQ(run_on(sentinels::checked(group), {"SET", key, "other", "PX", "60000"}), "OK");
     }
     blocking_client after(short_max);
-    auto promoted_side = after.acquire(key, options(2s), ec);
-    EXPECT_FALSE(ec) << promoted_side.message;
+    auto fresh = after.acquire(key, options(2s), ec);
+    EXPECT_FALSE(ec) << fresh.message;
     if (!ec) {
-        EXPECT_EQ(promoted_side.votes[1].outcome, node_outcome::granted);
-        after.release(promoted_side.lock, ec);
+        EXPECT_EQ(fresh.votes[1].outcome, node_outcome::granted);
+        after.release(fresh.lock, ec);
     }
     for (const char* group : {"primary 1", "primary 3"}) {
         run_on(sentinels::checked(group), {"DEL", key});

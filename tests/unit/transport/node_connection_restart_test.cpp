@@ -102,6 +102,8 @@ struct switchboard {
     std::vector<std::shared_ptr<memory_wire>> wires;
     /// What the connector says of the primary's role (the Sentinels, for a real one).
     std::optional<clock::time_point> primary_since;
+    /// Where the connector says its opens go (the primary the Sentinels named).
+    std::optional<std::pair<std::string, std::uint16_t>> reached;
 };
 
 class memory_connector final : public stream_connector {
@@ -114,6 +116,9 @@ public:
     std::string_view hint() const noexcept override { return {}; }
     std::optional<clock::time_point> primary_since() const override {
         return board_->primary_since;
+    }
+    std::optional<std::pair<std::string, std::uint16_t>> reached() const override {
+        return board_->reached;
     }
 
 private:
@@ -495,6 +500,37 @@ TEST_F(sentinel_node, a_readonly_reply_drops_the_connection) {
     send_set();
     answer(first, "old");
     EXPECT_TRUE(first.broken);
+}
+
+TEST_F(sentinel_node, a_switch_announced_to_another_server_drops_the_connection) {
+    std::string logged;
+    config_.log = [&logged](log_level, std::string_view message) {
+        logged += std::string(message) + "\n";
+    };
+    link_->primary_moved("10.0.0.2", 6380, "127.0.0.1:26379"); // not connected: nothing to do
+    replication_ = primary_replication("r1", false);
+    board_->reached.emplace("10.0.0.1", 6379);
+    auto& first = reconnect();
+    answer(first, "old");
+    ASSERT_EQ(link_->readiness(), link_readiness::ready);
+    link_->primary_moved("10.0.0.1", 6379, "127.0.0.1:26379");
+    run();
+    EXPECT_FALSE(first.broken) << "announced where it already is";
+    link_->primary_moved("10.0.0.1", 6380, "127.0.0.1:26379");
+    run();
+    EXPECT_TRUE(first.broken) << "another port is another server";
+    EXPECT_NE(logged.find("the Sentinel at 127.0.0.1:26379 announced that \"group1\" moved to "
+                          "10.0.0.1:6380 (+switch-master): asking the Sentinels again"),
+              std::string::npos)
+        << logged;
+
+    board_->reached.emplace("10.0.0.1", 6380);
+    auto& second = reconnect();
+    answer(second, "new");
+    link_->primary_moved("fe80::1", 6380, "127.0.0.1:26380");
+    run();
+    EXPECT_TRUE(second.broken);
+    EXPECT_NE(logged.find("moved to [fe80::1]:6380"), std::string::npos) << logged;
 }
 
 TEST_F(restart_placement, a_plain_address_keeps_its_connection_on_readonly) {

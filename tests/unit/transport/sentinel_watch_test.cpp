@@ -1,0 +1,182 @@
+// sentinel_watch: one subscription to +switch-master per Sentinel of a node, with the
+// Sentinels' own credentials; a message for the node's master name reports the new primary,
+// anything else is ignored; refused subscriptions are retried after a delay, lost ones at
+// once; nothing is reported after shutdown. Driven through fake subscription links and a
+// manual clock.
+#include "support/manual_time.hpp"
+#include "support/parsed_address.hpp"
+#include "transport/sentinel_watch.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace redlock::detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// What the watch asked of one Sentinel's link.
+struct link_record {
+    node_address address;
+    std::size_t index = 0;
+    subscription_events* events = nullptr;
+    std::vector<std::pair<std::string, std::uint64_t>> subscribed;
+    bool shut_down = false;
+};
+
+class recording_link final : public subscription_link {
+public:
+    explicit recording_link(link_record& record)
+        : record_(record) {}
+    void subscribe(const std::string& channel, std::uint64_t generation) override {
+        record_.subscribed.emplace_back(channel, generation);
+    }
+    void unsubscribe(const std::string&) override {}
+    void shutdown() override { record_.shut_down = true; }
+
+private:
+    link_record& record_;
+};
+
+class sentinel_watch_test : public ::testing::Test {
+protected:
+    sentinel_watch_test()
+        : records_(3) {
+        const auto node = test::parsed_address(
+            "redis-sentinel://:data-secret@10.0.0.1:26379,10.0.0.2:26379,[fe80::3]:26380"
+            "?sentinel_user=watcher&sentinel_password=sentinel-secret#group1");
+        watch_ = std::make_unique<sentinel_watch>(
+            node, std::vector<std::string>{"data-secret", "sentinel-secret"},
+            [this](node_address at, std::size_t index, subscription_events& events) {
+                auto& r = records_.at(index);
+                r.address = std::move(at);
+                r.index = index;
+                r.events = &events;
+                return std::make_unique<recording_link>(r);
+            },
+            std::make_unique<test::manual_time>(now_, ticking_, alarms_), 2s,
+            [this](const std::string& host, std::uint16_t port, const std::string& by) {
+                moved_.emplace_back(host, port, by);
+            });
+    }
+
+    void message(std::size_t sentinel, const std::string& payload,
+                 const std::string& channel = "+switch-master") {
+        records_[sentinel].events->on_message(sentinel, channel, payload);
+    }
+
+    clock::time_point now_{clock::duration(1h)};
+    bool ticking_ = false;
+    std::vector<test::manual_time::idle_alarm*> alarms_;
+    std::vector<link_record> records_;
+    std::vector<std::tuple<std::string, std::uint16_t, std::string>> moved_;
+    std::unique_ptr<sentinel_watch> watch_;
+};
+
+TEST_F(sentinel_watch_test, subscribes_on_every_sentinel_with_the_sentinels_credentials) {
+    for (const auto& r : records_) {
+        EXPECT_TRUE(r.subscribed.empty()) << "nothing before the link is used";
+    }
+    watch_->start();
+    watch_->start();
+    for (const auto& r : records_) {
+        ASSERT_EQ(r.subscribed.size(), 1U) << "once, however often started";
+        EXPECT_EQ(r.subscribed[0].first, "+switch-master");
+        EXPECT_EQ(r.address.user, "watcher");
+        EXPECT_EQ(r.address.password, "sentinel-secret");
+        EXPECT_EQ(r.address.kind, node_address::transport::tcp);
+        EXPECT_TRUE(r.address.master_name.empty());
+    }
+    EXPECT_EQ(records_[2].address.host, "fe80::3");
+    EXPECT_EQ(records_[2].address.port, 26380);
+}
+
+TEST_F(sentinel_watch_test, reports_a_switch_of_its_own_group_and_ignores_the_rest) {
+    watch_->start();
+    message(1, "group1 10.0.0.5 6379 10.0.0.6 6380");
+    ASSERT_EQ(moved_.size(), 1U);
+    EXPECT_EQ(moved_[0], std::make_tuple(std::string("10.0.0.6"), std::uint16_t{6380},
+                                         std::string("10.0.0.2:26379")));
+    message(2, "group1 10.0.0.6 6380 fe80::7 6381");
+    ASSERT_EQ(moved_.size(), 2U);
+    EXPECT_EQ(std::get<0>(moved_[1]), "fe80::7");
+    EXPECT_EQ(std::get<2>(moved_[1]), "[fe80::3]:26380");
+
+    moved_.clear();
+    for (const char* payload : {
+             "group2 10.0.0.5 6379 10.0.0.6 6380",       // another group
+             "group10 10.0.0.5 6379 10.0.0.6 6380",      // a name that only starts alike
+             "group1 10.0.0.5 6379 10.0.0.6",            // four fields
+             "group1 10.0.0.5 6379 10.0.0.6 6380 extra", // six
+             "group1 10.0.0.5 6379 10.0.0.6 0",          // no port
+             "group1 10.0.0.5 6379 10.0.0.6 70000",      // beyond a port
+             "group1 10.0.0.5 6379 10.0.0.6 63a",        // not a number
+             "group1 10.0.0.5 6379 10.0.0.6 -1",
+             "group1 10.0.0.5 6379 10.0.0.6  6380",               // two spaces
+             "group1 10.0.0.5 6379 ev\nil 6380",                  // a control character
+             "group1 10.0.0.5 6379 sentinel-secret.example 6380", // a password sent back
+             "group1 10.0.0.5 6379 data-secret 6380",
+             "",
+         }) {
+        message(0, payload);
+    }
+    message(0, "group1 10.0.0.5 6379 10.0.0.6 6380", "+sdown");
+    EXPECT_TRUE(moved_.empty());
+}
+
+TEST_F(sentinel_watch_test, a_refused_subscription_is_made_again_after_the_delay) {
+    watch_->start();
+    auto& r = records_[0];
+    const auto first = r.subscribed.back().second;
+    r.events->on_subscribe_failed(0, first + 1000); // not this one's
+    EXPECT_TRUE(alarms_.empty() || std::none_of(alarms_.begin(), alarms_.end(),
+                                                [](const auto* a) { return a->fn_ != nullptr; }));
+    r.events->on_subscribe_failed(0, first);
+    r.events->on_subscriptions_lost(0); // a retry is armed: nothing more at once
+    EXPECT_EQ(r.subscribed.size(), 1U);
+    now_ += 1999ms;
+    test::fire_due(alarms_, now_);
+    EXPECT_EQ(r.subscribed.size(), 1U);
+    now_ += 1ms;
+    test::fire_due(alarms_, now_);
+    ASSERT_EQ(r.subscribed.size(), 2U);
+    EXPECT_NE(r.subscribed[1].second, first);
+    r.events->on_subscribe_failed(0, first); // the old one, late: ignored
+    now_ += 1h;
+    test::fire_due(alarms_, now_);
+    EXPECT_EQ(r.subscribed.size(), 2U);
+}
+
+TEST_F(sentinel_watch_test, a_lost_subscription_is_made_again_at_once) {
+    watch_->start();
+    records_[1].events->on_subscriptions_lost(1);
+    ASSERT_EQ(records_[1].subscribed.size(), 2U);
+    EXPECT_EQ(records_[1].subscribed[1].first, "+switch-master");
+    EXPECT_EQ(records_[0].subscribed.size(), 1U);
+}
+
+TEST_F(sentinel_watch_test, nothing_is_reported_or_made_again_after_shutdown) {
+    watch_->start();
+    watch_->shutdown();
+    for (const auto& r : records_) {
+        EXPECT_TRUE(r.shut_down);
+    }
+    message(0, "group1 10.0.0.5 6379 10.0.0.6 6380");
+    records_[0].events->on_subscriptions_lost(0);
+    records_[1].events->on_subscribe_failed(1, records_[1].subscribed.back().second);
+    now_ += 1h;
+    test::fire_due(alarms_, now_);
+    EXPECT_TRUE(moved_.empty());
+    EXPECT_EQ(records_[0].subscribed.size(), 1U);
+    EXPECT_EQ(records_[1].subscribed.size(), 1U);
+    watch_->start();
+    EXPECT_EQ(records_[2].subscribed.size(), 1U);
+}
+
+} // namespace
+} // namespace redlock::detail
