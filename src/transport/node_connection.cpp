@@ -396,16 +396,23 @@ bool node_connection::on_reply(sent_command&& sent, const node_reply& reply) {
         }
     } else {
         --commands_awaited_;
-        const bool demoted =
-            address_.kind == node_address::transport::sentinel && reply.reply &&
-            reply.reply->type == REDIS_REPLY_ERROR &&
+        const bool readonly =
+            reply.reply && reply.reply->type == REDIS_REPLY_ERROR &&
             std::string_view(reply.reply->str, reply.reply->len).starts_with("READONLY");
         sent.target->on_reply(sent.tag, reply);
         let_go(std::move(sent.target));
-        if (demoted && wire_) {
+        if (readonly && wire_ && address_.kind == node_address::transport::sentinel) {
             // The primary the Sentinels named was demoted since: ask them again.
             drop_connection("the server is a replica now (READONLY); asking the Sentinels again");
             return false;
+        }
+        if (readonly && refresh_waiting_) {
+            // Demoted since the last INFO: read it now rather than at the next refresh, so
+            // that a promotion in place that follows is seen at once (docs/safety.md, "A role
+            // taken anew between two refreshes").
+            refresh_waiting_ = false;
+            refresh_alarm_->cancel();
+            queue_node_reads();
         }
     }
     if (state_ == state::shut_down && commands_awaited_ == 0 && held_back_.empty() && wire_) {
@@ -642,14 +649,18 @@ void node_connection::on_clock_mark(const redisReply* reply, clock::time_point s
         mark = parse_clock_mark(field(0), field(1), field(2), field(3));
     }
     if (!mark) {
+        // A read-only replica refuses the script's write: its INFO says so, and it gets no
+        // vote for that (not_primary_), so there is nothing for the user to grant. Not
+        // recorded either: a refusal for want of permissions once it is a primary again
+        // must still be said.
+        if (reply->type == REDIS_REPLY_ERROR &&
+            std::string_view(reply->str, reply->len).starts_with("READONLY")) {
+            return;
+        }
         const std::string why = reply->type == REDIS_REPLY_ERROR
                                     ? printable_server_text({reply->str, reply->len}, secrets_)
                                     : "not four numbers";
-        // A read-only replica refuses the script's write: its INFO says so, and it gets no
-        // vote for that (not_primary_), so there is nothing for the user to grant.
-        const bool replica = reply->type == REDIS_REPLY_ERROR &&
-                             std::string_view(reply->str, reply->len).starts_with("READONLY");
-        if (time_refused_.empty() && !replica) {
+        if (time_refused_.empty()) {
             log(log_level::warning,
                 "clock mark refused (" + why +
                     "): steps of this node's clock cannot be detected; its votes still count "
@@ -704,7 +715,9 @@ void node_connection::schedule_refresh() {
     }
     // One INFO at a time: the next is scheduled by this one's reply, so a slow node never
     // piles them up, and a broken connection (wire no longer current) asks nothing.
+    refresh_waiting_ = true;
     refresh_alarm_->arm(time_->now() + interval, [this, w = wire_] {
+        refresh_waiting_ = false;
         if (w->current && state_ == state::connected) {
             queue_node_reads();
         }
@@ -746,6 +759,7 @@ void node_connection::drop_connection(const std::string& why) {
     patience_alarm_->cancel();
     drain_alarm_->cancel();
     refresh_alarm_->cancel();
+    refresh_waiting_ = false;
     patience_watched_ = false;
     handshake_outstanding_ = 0;
     commands_awaited_ = 0;
@@ -839,6 +853,7 @@ void node_connection::shutdown(std::chrono::milliseconds drain) {
     state_ = state::shut_down;
     backoff_alarm_->cancel();
     refresh_alarm_->cancel();
+    refresh_waiting_ = false;
     last_error_ = "client shut down";
     if (unanswered && reachable && drain.count() > 0) {
         // They still go out (once connected and logged in, for those held back) and are

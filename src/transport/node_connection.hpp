@@ -264,6 +264,8 @@ private:
     std::unique_ptr<alarm> patience_alarm_;
     std::unique_ptr<alarm> drain_alarm_;
     std::unique_ptr<alarm> refresh_alarm_;
+    /// The refresh alarm is armed: no INFO of this connection is on its way.
+    bool refresh_waiting_ = false;
 };
 
 } // namespace redlock::detail

@@ -543,5 +543,33 @@ TEST_F(restart_placement, a_plain_address_keeps_its_connection_on_readonly) {
     EXPECT_FALSE(first.broken);
 }
 
+TEST_F(restart_placement, a_readonly_reply_reads_the_server_again_at_once) {
+    // INFO commands the client wrote and the test has not answered yet.
+    const auto infos_waiting = [](const memory_wire& w) {
+        std::size_t infos = 0;
+        std::size_t used = 0;
+        std::vector<std::string> args;
+        for (std::string rest = w.to_node;
+             test::parse_command(rest, used, args) == test::parse_result::command;
+             rest.erase(0, used)) {
+            infos += args[0] == "INFO" ? 1 : 0;
+        }
+        return infos;
+    };
+    replication_ = primary_replication("r1", false);
+    auto& first = reconnect();
+    answer(first, "old");
+    // Demoted in place, the connection kept: its new primary's replication id.
+    replication_ = "# Replication\r\nrole:slave\r\nmaster_host:10.0.0.1\r\nmaster_replid:r2\r\n";
+    send_set();
+    send_set();
+    answer(first, "old"); // two READONLY replies: one INFO at once, before any refresh
+    EXPECT_EQ(infos_waiting(first), 1U);
+    answer(first, "old");
+    EXPECT_EQ(link_->not_primary(), "not a primary: INFO replication says role:slave");
+    EXPECT_TRUE(link_->restart_seen_at()) << "another master_replid: a role taken anew";
+    EXPECT_FALSE(first.broken);
+}
+
 } // namespace
 } // namespace redlock::detail
