@@ -523,31 +523,53 @@ std::string history::undetectable_step(int earlier, int later) const {
     return {};
 }
 
-std::string history::undetected_role_change(int earlier, int later) const {
+std::string history::undetected_role_change(int earlier, int later, const std::string& key,
+                                            real_ns at) const {
     const auto& e = holders_[static_cast<std::size_t>(earlier)];
     const auto& l = holders_[static_cast<std::size_t>(later)];
+    // The latest round of `earlier` that protects it at `at`: a round begun after the
+    // demotion was counted on the new data set, where the hold was gone.
+    real_ns round = e.attempt_start;
+    for (const auto& w : e.windows) {
+        if (w.from <= at && at < w.to) {
+            round = std::max(round, w.to - e.ttl);
+        }
+    }
     for (const auto& rc : role_changes_) {
-        if (rc.at < e.attempt_start || rc.at >= l.granted_at) {
+        if (round >= rc.at || rc.at >= l.granted_at || !dropped_hold ||
+            dropped_hold(rc.node, key, e.token) != rc.at) {
             continue;
         }
-        bool seen = false;
-        if (const auto reads = info_reads_.find({l.client, rc.node}); reads != info_reads_.end()) {
-            seen = std::any_of(reads->second.begin(), reads->second.end(), [&](const auto& r) {
-                return r.read_at >= rc.at && r.received_at <= l.attempt_start;
-            });
+        const auto written = holds_written_.find({rc.node, key, l.token});
+        if (written == holds_written_.end()) {
+            continue;
         }
-        if (!seen) {
-            return "n" + std::to_string(rc.node) + " demoted and promoted in place at " +
-                   fmt_time(rc.at) + ", no INFO of it read by c" + std::to_string(l.client) +
-                   " by its attempt";
+        for (const real_ns write : written->second) {
+            if (write < rc.at || write > l.granted_at) {
+                continue;
+            }
+            bool seen = false;
+            if (const auto reads = info_reads_.find({l.client, rc.node});
+                reads != info_reads_.end()) {
+                seen = std::any_of(reads->second.begin(), reads->second.end(), [&](const auto& r) {
+                    return r.read_at >= rc.at && r.read_at < write;
+                });
+            }
+            if (!seen) {
+                return "n" + std::to_string(rc.node) + " demoted and promoted in place at " +
+                       fmt_time(rc.at) + ", dropping " + e.token.substr(0, 8) + "'s hold; c" +
+                       std::to_string(l.client) + " wrote there at " + fmt_time(write) +
+                       " having read no INFO of it since";
+            }
         }
     }
     return {};
 }
 
-std::string history::undetected_forgetting(int earlier, int later) const {
+std::string history::undetected_forgetting(int earlier, int later, const std::string& key,
+                                           real_ns at) const {
     auto excuse = undetectable_step(earlier, later);
-    return excuse.empty() ? undetected_role_change(earlier, later) : excuse;
+    return excuse.empty() ? undetected_role_change(earlier, later, key, at) : excuse;
 }
 
 void history::violation(const std::string& invariant, const std::string& what) {
@@ -663,10 +685,13 @@ void history::check_end() {
                             // Either grant may have counted a node whose clock stepped where
                             // no sample of its client could see it, dropping the other's key
                             // (written first, even where its grant came later: a paused
-                            // client).
-                            auto excuse = undetected_forgetting(times[i].first, times[j].first);
+                            // client), or one whose role changed in place, unseen by it.
+                            const real_ns from = std::max(wa.from, wb.from);
+                            auto excuse =
+                                undetected_forgetting(times[i].first, times[j].first, key, from);
                             if (excuse.empty()) {
-                                excuse = undetected_forgetting(times[j].first, times[i].first);
+                                excuse = undetected_forgetting(times[j].first, times[i].first, key,
+                                                               from);
                             }
                             if (!excuse.empty()) {
                                 residue_.push_back("(a) two holders (" + excuse +
@@ -703,8 +728,9 @@ void history::check_end() {
             for (const auto& [t, step] : edges) {
                 at_once += step;
                 if (at_once > static_cast<int>(permits)) {
-                    // Excused only when a step could have dropped the hold of one holder
-                    // there from a node before another holder there was granted.
+                    // Excused only when a step or an unseen role change could have dropped
+                    // the hold of one holder there from a node before another holder there
+                    // was granted.
                     std::vector<int> there;
                     for (const auto& [id, ws] : times) {
                         const auto& h = holders_[static_cast<std::size_t>(id)];
@@ -721,7 +747,7 @@ void history::check_end() {
                     for (const int e : there) {
                         for (const int l : there) {
                             if (excuse.empty() && e != l) {
-                                excuse = undetected_forgetting(e, l);
+                                excuse = undetected_forgetting(e, l, key, t);
                             }
                         }
                     }

@@ -83,11 +83,14 @@ namespace redlock::sim {
 /// Role changes in place: a node demoted and promoted again under live connections (an
 /// operator's REPLICAOF, then REPLICAOF NO ONE) lost its lock keys in the resync, and only
 /// INFO's master_replid (or role:slave meanwhile) tells a client, at its next refresh. (a)
-/// between two holders is residue when such a demotion came after the earlier holder's
-/// attempt began and before the later grant, and the later holder's client had read no
-/// INFO of that node run after the demotion by the later attempt's start; once it has read
-/// one, the node is vetoed (a replica) or quarantined (a role taken anew), and a double
-/// grant is a failure (mutant `aa-role-taken-anew-ignored`).
+/// between two holders of a key is residue only when the resync dropped the earlier
+/// holder's hold there, from a round begun before the demotion, the later holder then wrote
+/// its own hold on that node before its grant, and its client had read no INFO of the node
+/// run between the demotion and that write (the INFO travels on the same connection before
+/// the write, so it is handled before the vote counts). Once such an INFO was read, the node
+/// is vetoed (a replica) or quarantined (a role taken anew), and a double grant is a failure
+/// (mutant `aa-role-taken-anew-ignored`). (u) counts such a dropped hold as held, as a crash
+/// is, since the round that opened the window.
 /// (m) handoff loses no wake-up for good: an acquire sleeping between attempts wakes no later
 ///     than its backoff's end, whatever happened to the release notifications (lost,
 ///     delayed, subscriber cut), unless its process was paused meanwhile.
@@ -239,6 +242,12 @@ public:
     /// Node `node` was demoted in place now, losing its lock keys in the resync, and will be
     /// promoted again, its connections kept throughout (fault::kind::role_change).
     void role_change(int node) { role_changes_.push_back({node, world_.now()}); }
+    /// `token`'s hold of `key` was written on `node` now (sim_node::on_hold_written).
+    void hold_written(int node, const std::string& key, const std::string& token) {
+        holds_written_[{node, key, token}].push_back(world_.now());
+    }
+    /// When a resync dropped `token`'s hold of `key` on `node` (sim_node::dropped_at).
+    std::function<real_ns(int node, const std::string& key, const std::string& token)> dropped_hold;
     /// An INFO of `client`'s link to `node`, run at the node at `read_at`, answered now.
     void info_read(int client, int node, real_ns read_at) {
         info_reads_[{client, node}].push_back({read_at, world_.now()});
@@ -257,13 +266,18 @@ public:
     std::string undetectable_step(int earlier, int later) const;
     /// Whether `client` could detect step `step` by `before` (see above).
     bool detectable(int client, std::size_t step, real_ns before) const;
-    /// "n1 demoted and promoted in place at 0.3 s ..." when a node was demoted in place
-    /// (losing `earlier`'s hold there) after `earlier`'s attempt began and before `later`'s
-    /// grant, and `later`'s client had read no INFO of that node run after the demotion by
-    /// its attempt's start; else empty.
-    std::string undetected_role_change(int earlier, int later) const;
-    /// The first of undetectable_step and undetected_role_change that excuses.
-    std::string undetected_forgetting(int earlier, int later) const;
+    /// "n1 demoted and promoted in place at 0.3 s ..." when, on `key`, a node's resync
+    /// dropped `earlier`'s hold, which `earlier` relied on at `at` from rounds begun before
+    /// the demotion (every window of it that holds `at` began so), `later` wrote its hold
+    /// there after that and before its grant, and `later`'s client had read no INFO of that
+    /// node run between the demotion and that write (the INFO and the write share the
+    /// connection, in order: such an INFO is handled before the vote); else empty.
+    std::string undetected_role_change(int earlier, int later, const std::string& key,
+                                       real_ns at) const;
+    /// The first of undetectable_step and undetected_role_change that excuses `earlier` and
+    /// `later` overlapping on `key` from `at`.
+    std::string undetected_forgetting(int earlier, int later, const std::string& key,
+                                      real_ns at) const;
 
     /// (f): one call issued, and its handler running.
     std::uint64_t issue() {
@@ -353,6 +367,7 @@ private:
         real_ns received_at;
     };
     std::map<std::pair<int, int>, std::vector<info_read_at>> info_reads_;
+    std::map<std::tuple<int, std::string, std::string>, std::vector<real_ns>> holds_written_;
     struct step {
         int node;
         real_ns at;

@@ -170,9 +170,17 @@ void role_change_workload(scenario& s, fault& change, bool lock_over_it, Draw& d
     const auto clients = s.ops.size();
     s.faults.clear();
     s.duplicate.client = -1;
+    // Nothing else that could keep the lock from its bare majority, or its contenders from
+    // theirs, within their short node timeouts: the workload's point is the role change.
     for (auto& each : s.nodes) {
         each.error_rate = 0;
+        each.slow_rate = 0;
+        each.evict_rate = 0;
+        each.info_refused_rate = 0;
+        each.resync_rate = 0;
+        each.lies_about_counter = false;
     }
+    s.net.tail_rate = 0;
     auto& node = s.nodes[static_cast<std::size_t>(change.node)];
     node.evict_rate = 0;
     node.info_refused_rate = 0;

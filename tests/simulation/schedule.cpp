@@ -82,6 +82,10 @@ schedule::schedule(std::uint64_t seed, bool tracing)
                 h_.lock_set(static_cast<int>(n), key, token);
             }
         };
+        nodes_.back()->on_hold_written = [this, n](const std::string& key,
+                                                   const std::string& token) {
+            h_.hold_written(static_cast<int>(n), key, token);
+        };
         nodes_.back()->on_force_delete = [this](const std::string&, const std::string& token) {
             h_.force_deleted(token);
         };
@@ -99,6 +103,9 @@ schedule::schedule(std::uint64_t seed, bool tracing)
         };
     }
     h_.set_node_count(nodes_.size());
+    h_.dropped_hold = [this](int node, const std::string& key, const std::string& token) {
+        return nodes_[static_cast<std::size_t>(node)]->dropped_at(key, token);
+    };
     h_.nodes_holding = [this](const std::vector<std::string>& keys, const std::string& token,
                               real_ns since) {
         int holding = 0;
@@ -109,8 +116,12 @@ schedule::schedule(std::uint64_t seed, bool tracing)
             const bool quarantined =
                 node->crashed_at() >= since ||
                 (sc_.config.eviction.accept_evicting_nodes && node->evicted_at() >= since);
-            const bool holds_all = std::all_of(
-                keys.begin(), keys.end(), [&](const auto& key) { return node->holds(key, token); });
+            // A hold a resync dropped since the round began (a role change in place): its
+            // clients quarantine the node once an INFO shows it; before, (a) judges what
+            // they grant there.
+            const bool holds_all = std::all_of(keys.begin(), keys.end(), [&](const auto& key) {
+                return node->holds(key, token) || node->dropped_at(key, token) >= since;
+            });
             holding += quarantined || holds_all ? 1 : 0;
         }
         return holding;
@@ -273,7 +284,9 @@ void schedule::schedule_fault(const fault& f) {
                 return;
             }
             node.crash();
-            if (!sc_.nodes[static_cast<std::size_t>(f.node)].durable_counters) {
+            // A failover's promoted replica has its own counters, without the raises that
+            // had not reached it: lost as on a node without durable counters.
+            if (!sc_.nodes[static_cast<std::size_t>(f.node)].durable_counters || f.failover) {
                 h_.counters_lost(w_.now());
             }
             w_.after(f.duration, -1, [&node, f] { node.restart(f.failover); });
@@ -287,9 +300,7 @@ void schedule::schedule_fault(const fault& f) {
             }
             node.demote();
             h_.role_change(f.node);
-            if (!sc_.nodes[static_cast<std::size_t>(f.node)].durable_counters) {
-                h_.counters_lost(w_.now());
-            }
+            h_.counters_lost(w_.now()); // the resync's counters are another server's
             w_.after(f.duration, -1, [&node] { node.promote(); });
         });
         return;

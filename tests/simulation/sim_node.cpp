@@ -12,13 +12,6 @@ namespace redlock::sim {
 
 namespace {
 
-/// `id` with its first character made `first`, or another hex digit where it already was:
-/// always another replication id.
-std::string another_id(std::string id, char first) {
-    id[0] = id[0] == first ? static_cast<char>(first + 1) : first;
-    return id;
-}
-
 std::string upper(std::string_view s) {
     std::string out(s);
     for (auto& c : out) {
@@ -809,6 +802,9 @@ void sim_node::note_force_delete(const std::string& key, const entry& e) {
 }
 
 void sim_node::note_hold_written(const std::string& key, const std::string& token, bool was_live) {
+    if (on_hold_written) {
+        on_hold_written(key, token);
+    }
     // Judged before this write joins written_across_reconnect_: what matters is whether the
     // hold came back here from a write the client could not place before or after a restart.
     if (!was_live && running(detail::extend_script)) {
@@ -920,6 +916,9 @@ void sim_node::restart(bool as_promoted_replica) {
     replication_id_ = std::string(run_id_.rbegin(), run_id_.rend());
     replication_id2_ = std::string(40, '0');
     if (as_promoted_replica) {
+        // Another server's data set: the counters are the replica's, without the raises
+        // that had not reached it (durable or not on the old primary).
+        data_.clear();
         replication_id2_ = "f" + run_id_.substr(1);
         // The replica ran from 10 s to about a day before it was promoted.
         started_ -= 10 * sec + static_cast<real_ns>(std::hash<std::string>{}(run_id_) %
@@ -938,17 +937,27 @@ void sim_node::demote() {
         return;
     }
     read_only_replica_ = true;
-    crashed_at_ = world_.now();
-    // Its new primary's replication id, which the full resync hands it. Derived, not drawn:
-    // every other draw of a seed stays where it was.
+    // Its new primary's replication id, which the full resync hands it: never one this
+    // node had (the others are hex).
     replication_id2_ = std::string(40, '0');
-    replication_id_ = another_id(replication_id_, 'd');
+    replication_id_ =
+        "in-place-" + std::to_string(id_) + "-" + std::to_string(++replication_ids_taken_);
     SIM_TRACE(world_, name(),
-              "DEMOTED in place (REPLICAOF), resynced: lock keys lost" +
-                  std::string(faults_.durable_counters ? ", counters kept" : ""));
-    std::erase_if(data_, [this](const auto& item) {
-        return !(faults_.durable_counters && item.first.ends_with(":fence"));
-    });
+              "DEMOTED in place (REPLICAOF), resynced: lock keys and counters lost");
+    const auto now_us = local_us();
+    for (const auto& [key, e] : data_) {
+        if (e.expire_us != no_expiry && now_us >= e.expire_us) {
+            continue;
+        }
+        if (e.type == kind::string) {
+            dropped_in_resync_[{key, e.value}] = world_.now();
+        } else if (e.type == kind::hash) {
+            for (const auto& [field, value] : e.fields) {
+                dropped_in_resync_[{key, field}] = world_.now();
+            }
+        }
+    }
+    data_.clear();
     // What the force release and the reconnects left here went with the data set.
     forced_.clear();
     written_across_reconnect_.clear();
@@ -960,8 +969,14 @@ void sim_node::promote() {
     }
     read_only_replica_ = false;
     replication_id2_ = replication_id_;
-    replication_id_ = another_id(replication_id_, 'e');
+    replication_id_ =
+        "in-place-" + std::to_string(id_) + "-" + std::to_string(++replication_ids_taken_);
     SIM_TRACE(world_, name(), "PROMOTED in place (REPLICAOF NO ONE), run_id unchanged");
+}
+
+real_ns sim_node::dropped_at(const std::string& key, const std::string& token) const {
+    const auto it = dropped_in_resync_.find({key, token});
+    return it == dropped_in_resync_.end() ? INT64_MIN : it->second;
 }
 
 void sim_node::flush_scripts() {

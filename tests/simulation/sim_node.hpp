@@ -94,8 +94,9 @@ public:
     void restart(bool as_promoted_replica = false);
     /// Made a read-only replica in place (REPLICAOF): the connections stay, writes get
     /// READONLY (scripts' too), INFO says role:slave with its new primary's master_replid,
-    /// and the full resync replaces the data set with one that lacks every lock key
-    /// (fencing counters kept only where they are durable, as across a crash).
+    /// and the full resync replaces the data set with one that lacks every lock key and
+    /// the latest fencing raises (durable or not: another server's data). The holds it
+    /// drops are remembered (dropped_at).
     void demote();
     /// A primary again (REPLICAOF NO ONE): another master_replid, the old one as
     /// master_replid2; the run_id and the connections stay.
@@ -139,6 +140,9 @@ public:
     /// A lock's key was written here: a SET with an expiry (the acquire's SET NX PX,
     /// acquire.lua's SET PX, a write-back), `token` its value. For (s).
     std::function<void(const std::string& key, const std::string& token)> on_lock_set;
+    /// `token`'s hold of `key` was written here now: a lock string set to it or its field
+    /// of a lock hash (an acquire, a write-back). For the role changes' residue.
+    std::function<void(const std::string& key, const std::string& token)> on_hold_written;
     /// force_release.lua deleted `token`'s hold of `key` here now (its DEL of a lock string,
     /// whose value is the token, or of a lock hash, one call per holder's field): for (n).
     std::function<void(const std::string& key, const std::string& token)> on_force_delete;
@@ -162,9 +166,10 @@ public:
     /// Whether `token` holds `key` here now: a live string equal to it, or a live lock hash
     /// with its field and a deadline ahead on this node's clock. For (u).
     bool holds(const std::string& key, const std::string& token) const;
-    /// When the node last lost its keys in a crash or a resync (demote), and last evicted
-    /// one; INT64_MIN never.
+    /// When the node last lost its keys in a crash, and last evicted one; INT64_MIN never.
     real_ns crashed_at() const noexcept { return crashed_at_; }
+    /// When a resync (demote) last dropped `token`'s live hold of `key`; INT64_MIN never.
+    real_ns dropped_at(const std::string& key, const std::string& token) const;
     real_ns evicted_at() const noexcept { return evicted_at_; }
 
 private:
@@ -250,6 +255,10 @@ private:
     bool up_ = true;
     /// Demoted in place (demote) and not promoted since: a read-only replica.
     bool read_only_replica_ = false;
+    /// The replication ids taken in place so far (demote, promote): each one new.
+    std::uint64_t replication_ids_taken_ = 0;
+    /// (key, token) holds a resync dropped, and when.
+    std::map<std::pair<std::string, std::string>, real_ns> dropped_in_resync_;
     std::uint64_t incarnation_ = 1;
     std::string run_id_;
     /// INFO replication's master_replid, and master_replid2 (all zeros unless promoted).
