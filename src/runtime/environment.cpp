@@ -70,10 +70,16 @@ environment environment::production() {
         };
         auto watch = std::make_unique<sentinel_watch>(
             address, std::move(secrets), sentinel_subscriber,
-            std::make_unique<asio_time_source>(strand), config.reconnect_delay_max,
+            std::make_unique<asio_time_source>(strand),
+            std::max(config.reconnect_delay_max, std::chrono::milliseconds(1000)),
             [link = connection.get()](const std::string& host, std::uint16_t port,
                                       const std::string& by) {
                 link->primary_moved(host, port, by);
+            },
+            [&config, node = address.redacted()](const std::string& message) {
+                if (config.log) {
+                    config.log(log_level::warning, "node " + node + ": " + message);
+                }
             });
         return std::make_unique<sentinel_link>(std::move(connection), std::move(watch));
     };

@@ -269,6 +269,7 @@ void node_connection::read(const std::shared_ptr<wire>& w) {
 }
 
 void node_connection::connect() {
+    announced_primary_.reset();
     ++connect_attempts_;
     state_ = state::connecting;
     connecting_ = true;
@@ -317,6 +318,11 @@ void node_connection::connected(std::unique_ptr<byte_stream> stream) {
         release_held_back();
     }
     read(wire_);
+    // A switch announced while this connection was being made: it may have reached the
+    // primary the Sentinels named before it.
+    if (auto announced = std::exchange(announced_primary_, std::nullopt)) {
+        primary_moved(announced->host, announced->port, announced->sentinel);
+    }
 }
 
 void node_connection::queue_handshake() {
@@ -406,10 +412,11 @@ bool node_connection::on_reply(sent_command&& sent, const node_reply& reply) {
             drop_connection("the server is a replica now (READONLY); asking the Sentinels again");
             return false;
         }
-        if (readonly && refresh_waiting_) {
+        if (readonly && refresh_waiting_ && not_primary_.empty()) {
             // Demoted since the last INFO: read it now rather than at the next refresh, so
             // that a promotion in place that follows is seen at once (docs/safety.md, "A role
-            // taken anew between two refreshes").
+            // taken anew between two refreshes"). Once INFO has said role:slave, another
+            // READONLY tells nothing new: the refreshes go on at their pace.
             refresh_waiting_ = false;
             refresh_alarm_->cancel();
             queue_node_reads();
@@ -726,6 +733,10 @@ void node_connection::schedule_refresh() {
 
 void node_connection::primary_moved(const std::string& host, std::uint16_t port,
                                     const std::string& sentinel) {
+    if (state_ == state::connecting) {
+        announced_primary_ = announcement{host, port, sentinel}; // weighed once connected
+        return;
+    }
     const auto reached = connector_->reached();
     if (state_ != state::connected || !reached ||
         (reached->first == host && reached->second == port)) {

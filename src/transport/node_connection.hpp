@@ -92,9 +92,10 @@ public:
     }
     const node_address& address() const noexcept override { return address_; }
 
-    /// A Sentinel (`sentinel`, its host:port) announced that this node's primary is now at
-    /// `host`:`port` (+switch-master, sentinel_watch): a connection to another server drops
-    /// itself, and the next connect asks every Sentinel again.
+    /// A majority of the node's Sentinels (the last, `sentinel`, its host:port) announced that
+    /// this node's primary is now at `host`:`port` (+switch-master, sentinel_watch): a
+    /// connection to another server drops itself, and the next connect asks every Sentinel
+    /// again. One being made is weighed once it is up.
     void primary_moved(const std::string& host, std::uint16_t port, const std::string& sentinel);
 
 private:
@@ -266,6 +267,13 @@ private:
     std::unique_ptr<alarm> refresh_alarm_;
     /// The refresh alarm is armed: no INFO of this connection is on its way.
     bool refresh_waiting_ = false;
+    /// The last switch announced while connecting (primary_moved), weighed once connected.
+    struct announcement {
+        std::string host;
+        std::uint16_t port;
+        std::string sentinel;
+    };
+    std::optional<announcement> announced_primary_;
 };
 
 } // namespace redlock::detail

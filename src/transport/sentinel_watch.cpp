@@ -2,6 +2,7 @@
 
 #include "transport/sentinel_connector.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace redlock::detail {
@@ -12,6 +13,9 @@ struct sentinel_watch::sentinel {
     std::unique_ptr<alarm> retry;
     /// The generation of the SUBSCRIBE in flight or in force; 0: none.
     std::uint64_t generation = 0;
+    /// The next retry's delay after a refusal (doubling while it fails).
+    std::chrono::milliseconds backoff{};
+    bool warned = false;
 };
 
 namespace {
@@ -37,13 +41,14 @@ std::vector<std::string_view> fields_of(std::string_view payload) {
 
 sentinel_watch::sentinel_watch(const node_address& node, std::vector<std::string> secrets,
                                subscriber_fn make_subscriber, std::unique_ptr<time_source> time,
-                               std::chrono::milliseconds retry_delay, moved_fn moved)
+                               std::chrono::milliseconds retry_delay, moved_fn moved, warn_fn warn)
     : master_name_(node.master_name)
     , secrets_(std::move(secrets))
     , make_subscriber_(std::move(make_subscriber))
     , time_(std::move(time))
     , retry_delay_(retry_delay)
     , moved_(std::move(moved))
+    , warn_(std::move(warn))
     , sentinels_(node.sentinels.size()) {
     for (std::size_t i = 0; i < node.sentinels.size(); ++i) {
         // The Sentinel itself, with the Sentinels' credentials (never the data nodes').
@@ -56,6 +61,7 @@ sentinel_watch::sentinel_watch(const node_address& node, std::vector<std::string
         sentinels_[i].display = target.display();
         sentinels_[i].link = make_subscriber_(std::move(target), i, *this);
         sentinels_[i].retry = time_->make_alarm();
+        sentinels_[i].backoff = retry_delay_;
     }
 }
 
@@ -88,7 +94,13 @@ void sentinel_watch::subscribe(std::size_t index) {
     s.link->subscribe(channel, s.generation);
 }
 
-void sentinel_watch::on_subscribed(std::size_t, std::string_view, std::uint64_t) {}
+void sentinel_watch::on_subscribed(std::size_t node, std::string_view, std::uint64_t generation) {
+    auto& s = sentinels_[node];
+    if (generation == s.generation) {
+        s.backoff = retry_delay_;
+        s.warned = false;
+    }
+}
 
 void sentinel_watch::on_subscribe_failed(std::size_t node, std::uint64_t generation) {
     auto& s = sentinels_[node];
@@ -96,9 +108,17 @@ void sentinel_watch::on_subscribe_failed(std::size_t node, std::uint64_t generat
         return;
     }
     // Refused (an ACL without the channel), or the Sentinel could not be reached: again
-    // later, not in a loop.
+    // later, less and less often, not in a loop.
     s.generation = 0;
-    s.retry->arm(time_->now() + retry_delay_, [this, node] { subscribe(node); });
+    if (!std::exchange(s.warned, true) && warn_) {
+        warn_("the Sentinel at " + s.display + " refused SUBSCRIBE " + channel +
+              " or could not be reached: failovers are learned only at the next connect, a "
+              "READONLY reply or INFO (the Sentinels' user needs +subscribe &" +
+              channel + "); trying again");
+    }
+    const auto delay = s.backoff;
+    s.backoff = std::min(s.backoff * 2, std::chrono::milliseconds(std::chrono::minutes(1)));
+    s.retry->arm(time_->now() + delay, [this, node] { subscribe(node); });
 }
 
 void sentinel_watch::on_subscriptions_lost(std::size_t node) {
@@ -127,6 +147,13 @@ void sentinel_watch::on_message(std::size_t node, std::string_view from_channel,
         !plausible_sentinel_host(fields[3], secrets_)) {
         return;
     }
+    // Each Sentinel counts once per address; a majority of the node's Sentinels moves it.
+    auto& named_by = announced_[{std::string(fields[3]), port}];
+    named_by.insert(node);
+    if (named_by.size() < sentinels_.size() / 2 + 1) {
+        return;
+    }
+    announced_.clear();
     moved_(std::string(fields[3]), port, sentinels_[node].display);
 }
 

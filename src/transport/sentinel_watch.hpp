@@ -9,26 +9,32 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace redlock::detail {
 
 /// Hears a Sentinel group's failovers as the Sentinels announce them: one subscriber
 /// connection to each Sentinel of a `redis-sentinel://` node (with the Sentinels' own
-/// credentials), subscribed to `+switch-master`. A message for the node's master name
-/// ("<name> <old-ip> <old-port> <new-ip> <new-port>") calls `moved` with the new address and
-/// the Sentinel that said it. One Sentinel decides nothing: the node's connection only
-/// drops itself when it is connected elsewhere, and its next connect asks every Sentinel
-/// again (sentinel_connector's majority), so a stale or hostile Sentinel can cost a
-/// reconnect, never choose the primary. A subscription refused or lost is made again,
-/// `retry_delay` after a refusal, at once (behind the connection's own reconnect delay)
-/// after a break.
+/// credentials), subscribed to `+switch-master`. Messages for the node's master name
+/// ("<name> <old-ip> <old-port> <new-ip> <new-port>") are tallied per new address, each
+/// Sentinel once: when a majority of the node's Sentinels have named the same one, `moved`
+/// runs with it (and the last of them). One Sentinel, stale or hostile, decides nothing, and
+/// cannot keep a node's connection dropping; during a real failover every Sentinel
+/// announces the switch within a few seconds. The node's connection then drops itself when
+/// it is connected elsewhere, and its next connect asks every Sentinel again. A subscription
+/// lost is made again at once (behind the connection's reconnect delay); one refused (an
+/// ACL without `+subscribe` or the channel) or that could not be made is tried again after
+/// `retry_delay`, doubled up to a minute while it fails, with a warning the first time.
 class sentinel_watch final : private subscription_events {
 public:
     using moved_fn = std::function<void(const std::string& host, std::uint16_t port,
                                         const std::string& sentinel)>;
+    using warn_fn = std::function<void(const std::string& message)>;
     /// A subscriber connection to the Sentinel at `address` (its index: `sentinel`).
     using subscriber_fn = std::function<std::unique_ptr<subscription_link>(
         node_address address, std::size_t sentinel, subscription_events& events)>;
@@ -37,7 +43,7 @@ public:
 
     sentinel_watch(const node_address& node, std::vector<std::string> secrets,
                    subscriber_fn make_subscriber, std::unique_ptr<time_source> time,
-                   std::chrono::milliseconds retry_delay, moved_fn moved);
+                   std::chrono::milliseconds retry_delay, moved_fn moved, warn_fn warn);
     ~sentinel_watch();
     sentinel_watch(const sentinel_watch&) = delete;
     sentinel_watch& operator=(const sentinel_watch&) = delete;
@@ -63,7 +69,10 @@ private:
     std::unique_ptr<time_source> time_;
     std::chrono::milliseconds retry_delay_;
     moved_fn moved_;
+    warn_fn warn_;
     std::vector<sentinel> sentinels_;
+    /// Per announced primary (host, port): which Sentinels named it since the last move.
+    std::map<std::pair<std::string, std::uint16_t>, std::set<std::size_t>> announced_;
     std::uint64_t generations_ = 0;
     bool started_ = false;
     bool shut_down_ = false;

@@ -70,6 +70,14 @@ struct sentinels {
     static std::vector<std::string> nodes() {
         return {node(1), node(2), node(3), node(4), node(5)};
     }
+    /// Group g's replica (host:port): of its two ports, the one its primary is not on.
+    static std::string replica(int group) {
+        const auto primary = checked("primary " + std::to_string(group));
+        const int first = base() + 2 * (group - 1);
+        const int port =
+            std::stoi(primary.substr(primary.rfind(':') + 1)) == first ? first + 1 : first;
+        return "127.0.0.1:" + std::to_string(port);
+    }
 };
 
 /// One command to the server at `address` (host:port), its reply as text ("(nil)" for nil).
@@ -175,12 +183,7 @@ TEST_F(sentinel_test, a_sentinel_node_reaches_the_primary_the_sentinels_name) {
 }
 
 TEST_F(sentinel_test, a_replica_given_as_a_plain_address_gets_no_vote) {
-    const auto primary = sentinels::checked("primary 2");
-    const auto replica_port =
-        std::stoi(primary.substr(primary.rfind(':') + 1)) == sentinels::base() + 2
-            ? sentinels::base() + 3
-            : sentinels::base() + 2;
-    const std::string replica = "127.0.0.1:" + std::to_string(replica_port);
+    const auto replica = sentinels::replica(2);
     ASSERT_NE(run_on(replica, {"ROLE"}).find("slave"), std::string::npos)
         << replica << " should be group 2's replica";
     // A writable replica (replica-read-only no) takes the SET: only the veto keeps its vote
@@ -215,12 +218,7 @@ TEST_F(sentinel_test, a_replica_given_as_a_plain_address_gets_no_vote) {
 }
 
 TEST_F(sentinel_test, a_read_only_replica_is_said_to_be_a_replica_not_a_missing_permission) {
-    const auto primary = sentinels::checked("primary 4");
-    const auto replica_port =
-        std::stoi(primary.substr(primary.rfind(':') + 1)) == sentinels::base() + 6
-            ? sentinels::base() + 7
-            : sentinels::base() + 6;
-    const std::string replica = "127.0.0.1:" + std::to_string(replica_port);
+    const auto replica = sentinels::replica(4);
     ASSERT_NE(run_on(replica, {"ROLE"}).find("slave"), std::string::npos)
         << replica << " should be group 4's replica";
     // Read-only, as replicas are by default: it refuses the clock mark's write (READONLY),

@@ -533,6 +533,37 @@ TEST_F(sentinel_node, a_switch_announced_to_another_server_drops_the_connection)
     EXPECT_NE(logged.find("moved to [fe80::1]:6380"), std::string::npos) << logged;
 }
 
+TEST_F(sentinel_node, a_switch_announced_while_connecting_is_weighed_once_connected) {
+    replication_ = primary_replication("r1", false);
+    advance(config_.reconnect_delay_max);
+    link_->warm_up();
+    run();
+    ASSERT_TRUE(board_->waiting) << "connecting";
+    // The Sentinels named 10.0.0.1 before they switched to 10.0.0.2.
+    link_->primary_moved("10.0.0.2", 6379, "127.0.0.1:26379");
+    board_->reached.emplace("10.0.0.1", 6379);
+    auto wire = std::make_shared<memory_wire>();
+    board_->wires.push_back(wire);
+    std::exchange(board_->waiting, nullptr)(std::make_unique<memory_stream>(strand_, wire), "");
+    run();
+    EXPECT_TRUE(wire->broken) << "connected to the server the switch left";
+
+    // Named after the switch: kept.
+    advance(config_.reconnect_delay_max);
+    link_->warm_up();
+    run();
+    ASSERT_TRUE(board_->waiting) << "connecting again";
+    link_->primary_moved("10.0.0.2", 6379, "127.0.0.1:26379");
+    board_->reached.emplace("10.0.0.2", 6379);
+    auto again = std::make_shared<memory_wire>();
+    board_->wires.push_back(again);
+    std::exchange(board_->waiting, nullptr)(std::make_unique<memory_stream>(strand_, again), "");
+    run();
+    answer(*again, "new");
+    EXPECT_FALSE(again->broken);
+    EXPECT_EQ(link_->readiness(), link_readiness::ready);
+}
+
 TEST_F(restart_placement, a_plain_address_keeps_its_connection_on_readonly) {
     replication_ = primary_replication("r1", false);
     auto& first = reconnect();
@@ -569,6 +600,13 @@ TEST_F(restart_placement, a_readonly_reply_reads_the_server_again_at_once) {
     EXPECT_EQ(link_->not_primary(), "not a primary: INFO replication says role:slave");
     EXPECT_TRUE(link_->restart_seen_at()) << "another master_replid: a role taken anew";
     EXPECT_FALSE(first.broken);
+
+    // Known to be a replica now: more READONLY replies ask nothing before the next refresh.
+    send_set();
+    answer(first, "old");
+    EXPECT_EQ(infos_waiting(first), 0U);
+    advance(config_.eviction.refresh_interval);
+    EXPECT_EQ(infos_waiting(first), 1U);
 }
 
 } // namespace

@@ -1,8 +1,8 @@
 // sentinel_watch: one subscription to +switch-master per Sentinel of a node, with the
-// Sentinels' own credentials; a message for the node's master name reports the new primary,
-// anything else is ignored; refused subscriptions are retried after a delay, lost ones at
-// once; nothing is reported after shutdown. Driven through fake subscription links and a
-// manual clock.
+// Sentinels' own credentials; a new primary is reported once a majority of the Sentinels
+// named it, anything else is ignored; refused subscriptions are said once and retried after a
+// growing delay, lost ones at once; nothing is reported after shutdown. Driven through fake
+// subscription links and a manual clock.
 #include "support/manual_time.hpp"
 #include "support/parsed_address.hpp"
 #include "transport/sentinel_watch.hpp"
@@ -62,7 +62,8 @@ protected:
             std::make_unique<test::manual_time>(now_, ticking_, alarms_), 2s,
             [this](const std::string& host, std::uint16_t port, const std::string& by) {
                 moved_.emplace_back(host, port, by);
-            });
+            },
+            [this](const std::string& message) { warnings_.push_back(message); });
     }
 
     void message(std::size_t sentinel, const std::string& payload,
@@ -75,6 +76,7 @@ protected:
     std::vector<test::manual_time::idle_alarm*> alarms_;
     std::vector<link_record> records_;
     std::vector<std::tuple<std::string, std::uint16_t, std::string>> moved_;
+    std::vector<std::string> warnings_;
     std::unique_ptr<sentinel_watch> watch_;
 };
 
@@ -96,16 +98,35 @@ TEST_F(sentinel_watch_test, subscribes_on_every_sentinel_with_the_sentinels_cred
     EXPECT_EQ(records_[2].address.port, 26380);
 }
 
-TEST_F(sentinel_watch_test, reports_a_switch_of_its_own_group_and_ignores_the_rest) {
+TEST_F(sentinel_watch_test, reports_a_switch_once_a_majority_of_the_sentinels_named_it) {
     watch_->start();
     message(1, "group1 10.0.0.5 6379 10.0.0.6 6380");
+    message(1, "group1 10.0.0.5 6379 10.0.0.6 6380"); // the same Sentinel counts once
+    message(0, "group1 10.0.0.5 6379 10.0.0.9 6380"); // another address
+    EXPECT_TRUE(moved_.empty());
+    message(2, "group1 10.0.0.5 6379 10.0.0.6 6380");
     ASSERT_EQ(moved_.size(), 1U);
     EXPECT_EQ(moved_[0], std::make_tuple(std::string("10.0.0.6"), std::uint16_t{6380},
-                                         std::string("10.0.0.2:26379")));
+                                         std::string("[fe80::3]:26380")));
+    // Counted afresh after a move: the next failover needs a majority of its own.
     message(2, "group1 10.0.0.6 6380 fe80::7 6381");
+    EXPECT_EQ(moved_.size(), 1U);
+    message(0, "group1 10.0.0.6 6380 fe80::7 6381");
     ASSERT_EQ(moved_.size(), 2U);
     EXPECT_EQ(std::get<0>(moved_[1]), "fe80::7");
-    EXPECT_EQ(std::get<2>(moved_[1]), "[fe80::3]:26380");
+    EXPECT_EQ(std::get<2>(moved_[1]), "10.0.0.1:26379");
+}
+
+TEST_F(sentinel_watch_test, one_sentinel_alone_moves_nothing_however_often_it_says_it) {
+    watch_->start();
+    for (int i = 0; i < 1000; ++i) {
+        message(0, "group1 10.0.0.5 6379 10.6.6.6 6380");
+    }
+    EXPECT_TRUE(moved_.empty());
+}
+
+TEST_F(sentinel_watch_test, ignores_other_groups_and_payloads_of_another_shape) {
+    watch_->start();
 
     moved_.clear();
     for (const char* payload : {
@@ -124,19 +145,28 @@ TEST_F(sentinel_watch_test, reports_a_switch_of_its_own_group_and_ignores_the_re
              "",
          }) {
         message(0, payload);
+        message(1, payload);
     }
     message(0, "group1 10.0.0.5 6379 10.0.0.6 6380", "+sdown");
+    message(1, "group1 10.0.0.5 6379 10.0.0.6 6380", "+sdown");
     EXPECT_TRUE(moved_.empty());
 }
 
-TEST_F(sentinel_watch_test, a_refused_subscription_is_made_again_after_the_delay) {
+TEST_F(sentinel_watch_test, a_refused_subscription_is_said_once_and_tried_again_less_often) {
     watch_->start();
     auto& r = records_[0];
     const auto first = r.subscribed.back().second;
     r.events->on_subscribe_failed(0, first + 1000); // not this one's
     EXPECT_TRUE(alarms_.empty() || std::none_of(alarms_.begin(), alarms_.end(),
                                                 [](const auto* a) { return a->fn_ != nullptr; }));
+    EXPECT_TRUE(warnings_.empty());
     r.events->on_subscribe_failed(0, first);
+    ASSERT_EQ(warnings_.size(), 1U);
+    EXPECT_NE(warnings_[0].find("the Sentinel at 10.0.0.1:26379 refused SUBSCRIBE +switch-master"),
+              std::string::npos)
+        << warnings_[0];
+    EXPECT_NE(warnings_[0].find("+subscribe &+switch-master"), std::string::npos);
+    EXPECT_EQ(warnings_[0].find("secret"), std::string::npos);
     r.events->on_subscriptions_lost(0); // a retry is armed: nothing more at once
     EXPECT_EQ(r.subscribed.size(), 1U);
     now_ += 1999ms;
@@ -150,6 +180,26 @@ TEST_F(sentinel_watch_test, a_refused_subscription_is_made_again_after_the_delay
     now_ += 1h;
     test::fire_due(alarms_, now_);
     EXPECT_EQ(r.subscribed.size(), 2U);
+
+    // Refused again: 4 s this time, still said once.
+    r.events->on_subscribe_failed(0, r.subscribed.back().second);
+    now_ += 3999ms;
+    test::fire_due(alarms_, now_);
+    EXPECT_EQ(r.subscribed.size(), 2U);
+    now_ += 1ms;
+    test::fire_due(alarms_, now_);
+    EXPECT_EQ(r.subscribed.size(), 3U);
+    EXPECT_EQ(warnings_.size(), 1U);
+
+    // Made at last: the next refusal is said again, after the first delay.
+    r.events->on_subscribed(0, "+switch-master", r.subscribed.back().second);
+    r.events->on_subscriptions_lost(0);
+    ASSERT_EQ(r.subscribed.size(), 4U);
+    r.events->on_subscribe_failed(0, r.subscribed.back().second);
+    EXPECT_EQ(warnings_.size(), 2U);
+    now_ += 2s;
+    test::fire_due(alarms_, now_);
+    EXPECT_EQ(r.subscribed.size(), 5U);
 }
 
 TEST_F(sentinel_watch_test, a_lost_subscription_is_made_again_at_once) {
