@@ -120,19 +120,30 @@ void history::check_presence(int id, real_ns to) {
     // renewal's round, for a renewal's window; the drift covers the clocks' rates): a node
     // that crashed before then did not vote in it.
     const real_ns since = std::max(h.attempt_start, to - h.ttl);
-    const int holding = nodes_holding(h.keys, h.token, since);
+    const auto on = nodes_holding(h.keys, h.token, since);
+    const int holding = static_cast<int>(std::count(on.begin(), on.end(), true));
     if (holding >= quorum) {
         return;
     }
     const std::string what = describe(id) + ": on " + std::to_string(holding) + " of " +
                              std::to_string(nodes_) + " nodes at " + fmt_time(now) +
                              ", inside its validity";
-    // A node whose wall clock stepped forward expires keys early: residue as for (a).
-    for (const auto& st : steps_) {
-        if (st.delta > 0 && st.at <= now) {
-            residue_.push_back("(u) token not on a quorum (a clock stepped): " + what);
-            return;
-        }
+    // A node whose wall clock stepped forward after the round began may have expired the
+    // hold early: residue as for (a), when such nodes make up the quorum's shortfall.
+    int stepped = 0;
+    for (std::size_t node = 0; node < on.size(); ++node) {
+        stepped += !on[node] && std::any_of(steps_.begin(), steps_.end(),
+                                            [&](const auto& st) {
+                                                return st.node == static_cast<int>(node) &&
+                                                       st.delta > 0 && st.at >= since &&
+                                                       st.at <= now;
+                                            })
+                       ? 1
+                       : 0;
+    }
+    if (holding + stepped >= quorum) {
+        residue_.push_back("(u) token not on a quorum (a clock stepped): " + what);
+        return;
     }
     violation("(u) token not on a quorum", what);
 }

@@ -149,14 +149,15 @@ public:
     }
     /// A node deleted `key`, which carried `token`, now: for (k) and (s).
     void deleted(int node, const std::string& key, const std::string& token);
-    /// (u): how many nodes hold `token` on every one of `keys` now, a node that lost keys
-    /// without a command since `since` (the round that opened the window began then or
+    /// (u): per node, whether it holds `token` on every one of `keys` now, a node that lost
+    /// keys without a command since `since` (the round that opened the window began then or
     /// later) counted with them when its clients quarantine it. Set by the schedule; then
     /// every window of every holder is checked at its last microsecond.
-    std::function<int(const std::vector<std::string>& keys, const std::string& token,
-                      real_ns since)>
+    std::function<std::vector<bool>(const std::vector<std::string>& keys,
+                                    const std::string& token, real_ns since)>
         nodes_holding;
-    /// A node wrote `key` with `token` and an expiry now: for (s).
+    /// A node wrote `key` with `token` (a lock string with an expiry, or a holder's field of a
+    /// lock hash) now: for (s).
     void lock_set(int node, const std::string& key, const std::string& token) {
         lock_sets_.insert({node, key, token});
     }

@@ -108,7 +108,7 @@ schedule::schedule(std::uint64_t seed, bool tracing)
     };
     h_.nodes_holding = [this](const std::vector<std::string>& keys, const std::string& token,
                               real_ns since) {
-        int holding = 0;
+        std::vector<bool> holding;
         for (const auto& node : nodes_) {
             // Crashed since the round began: its clients quarantine it (it grants nobody
             // else). Evicted: only where clients accept evicting nodes (then an eviction is
@@ -122,7 +122,7 @@ schedule::schedule(std::uint64_t seed, bool tracing)
             const bool holds_all = std::all_of(keys.begin(), keys.end(), [&](const auto& key) {
                 return node->holds(key, token) || node->dropped_at(key, token) >= since;
             });
-            holding += quarantined || holds_all ? 1 : 0;
+            holding.push_back(quarantined || holds_all);
         }
         return holding;
     };

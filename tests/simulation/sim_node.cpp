@@ -486,6 +486,9 @@ sim_reply sim_node::cmd_hset(const args_t& a) {
             // A holder's field: its value is its deadline (ms on this node's TIME).
             const bool was_live = it != e->fields.end() && deadline_ahead(it->second);
             note_hold_written(a[1], a[i], was_live);
+            if (on_lock_set) {
+                on_lock_set(a[1], a[i]); // a reader's or a permit holder's hold: for (s) too
+            }
         }
         if (it == e->fields.end()) {
             e->fields.emplace_back(a[i], a[i + 1]);

@@ -138,7 +138,8 @@ public:
     std::function<void(const std::string& key, const std::string& token)> on_delete;
 
     /// A lock's key was written here: a SET with an expiry (the acquire's SET NX PX,
-    /// acquire.lua's SET PX, a write-back), `token` its value. For (s).
+    /// acquire.lua's SET PX, a write-back), `token` its value, or a holder's field of a lock
+    /// hash (a reader, a permit), `token` the field. For (s).
     std::function<void(const std::string& key, const std::string& token)> on_lock_set;
     /// `token`'s hold of `key` was written here now: a lock string set to it or its field
     /// of a lock hash (an acquire, a write-back). For the role changes' residue.
