@@ -412,11 +412,11 @@ bool node_connection::on_reply(sent_command&& sent, const node_reply& reply) {
             drop_connection("the server is a replica now (READONLY); asking the Sentinels again");
             return false;
         }
-        if (readonly && refresh_waiting_ && not_primary_.empty()) {
+        if (readonly && refresh_waiting_ && not_primary_.empty() && info_refused_.empty()) {
             // Demoted since the last INFO: read it now rather than at the next refresh, so
             // that a promotion in place that follows is seen at once (docs/safety.md, "A role
-            // taken anew between two refreshes"). Once INFO has said role:slave, another
-            // READONLY tells nothing new: the refreshes go on at their pace.
+            // taken anew between two refreshes"). Once INFO has said role:slave (or was
+            // refused), another READONLY tells nothing new: the refreshes go on at their pace.
             refresh_waiting_ = false;
             refresh_alarm_->cancel();
             queue_node_reads();

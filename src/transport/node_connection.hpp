@@ -92,10 +92,10 @@ public:
     }
     const node_address& address() const noexcept override { return address_; }
 
-    /// A majority of the node's Sentinels (the last, `sentinel`, its host:port) announced that
-    /// this node's primary is now at `host`:`port` (+switch-master, sentinel_watch): a
-    /// connection to another server drops itself, and the next connect asks every Sentinel
-    /// again. One being made is weighed once it is up.
+    /// A Sentinel (`sentinel`, its host:port) announced that this node's primary is now at
+    /// `host`:`port` (+switch-master, sentinel_watch): a connection to another server drops
+    /// itself, and the next connect asks every Sentinel again (their majority decides). One
+    /// being made is weighed once it is up.
     void primary_moved(const std::string& host, std::uint16_t port, const std::string& sentinel);
 
 private:

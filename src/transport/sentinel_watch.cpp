@@ -1,6 +1,7 @@
 #include "transport/sentinel_watch.hpp"
 
 #include "transport/sentinel_connector.hpp"
+#include "transport/server_text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -41,15 +42,16 @@ std::vector<std::string_view> fields_of(std::string_view payload) {
 
 sentinel_watch::sentinel_watch(const node_address& node, std::vector<std::string> secrets,
                                subscriber_fn make_subscriber, std::unique_ptr<time_source> time,
-                               std::chrono::milliseconds retry_delay, moved_fn moved, warn_fn warn)
+                               std::chrono::milliseconds pace, moved_fn moved, warn_fn warn)
     : master_name_(node.master_name)
     , secrets_(std::move(secrets))
     , make_subscriber_(std::move(make_subscriber))
     , time_(std::move(time))
-    , retry_delay_(retry_delay)
+    , pace_(pace)
     , moved_(std::move(moved))
     , warn_(std::move(warn))
-    , sentinels_(node.sentinels.size()) {
+    , sentinels_(node.sentinels.size())
+    , next_turn_(time_->make_alarm()) {
     for (std::size_t i = 0; i < node.sentinels.size(); ++i) {
         // The Sentinel itself, with the Sentinels' credentials (never the data nodes').
         node_address target;
@@ -61,7 +63,7 @@ sentinel_watch::sentinel_watch(const node_address& node, std::vector<std::string
         sentinels_[i].display = target.display();
         sentinels_[i].link = make_subscriber_(std::move(target), i, *this);
         sentinels_[i].retry = time_->make_alarm();
-        sentinels_[i].backoff = retry_delay_;
+        sentinels_[i].backoff = pace_;
     }
 }
 
@@ -82,6 +84,8 @@ void sentinel_watch::shutdown() {
     if (std::exchange(shut_down_, true)) {
         return;
     }
+    next_turn_->cancel();
+    waiting_.reset();
     for (auto& s : sentinels_) {
         s.retry->cancel();
         s.link->shutdown();
@@ -97,28 +101,42 @@ void sentinel_watch::subscribe(std::size_t index) {
 void sentinel_watch::on_subscribed(std::size_t node, std::string_view, std::uint64_t generation) {
     auto& s = sentinels_[node];
     if (generation == s.generation) {
-        s.backoff = retry_delay_;
+        s.backoff = pace_;
         s.warned = false;
     }
 }
 
+void sentinel_watch::retry_after(std::size_t node, std::chrono::milliseconds delay) {
+    sentinels_[node].generation = 0;
+    sentinels_[node].retry->arm(time_->now() + delay, [this, node] { subscribe(node); });
+}
+
 void sentinel_watch::on_subscribe_failed(std::size_t node, std::uint64_t generation) {
+    if (shut_down_ || generation != sentinels_[node].generation) {
+        return;
+    }
+    // Lost on the way (the Sentinel unreachable, the connection backing off after a break,
+    // which node_connection logs): again at its pace, not in a loop.
+    retry_after(node, pace_);
+}
+
+void sentinel_watch::on_subscribe_refused(std::size_t node, std::uint64_t generation,
+                                          std::string_view why) {
     auto& s = sentinels_[node];
     if (shut_down_ || generation != s.generation) {
         return;
     }
-    // Refused (an ACL without the channel), or the Sentinel could not be reached: again
-    // later, less and less often, not in a loop.
-    s.generation = 0;
     if (!std::exchange(s.warned, true) && warn_) {
-        warn_("the Sentinel at " + s.display + " refused SUBSCRIBE " + channel +
-              " or could not be reached: failovers are learned only at the next connect, a "
-              "READONLY reply or INFO (the Sentinels' user needs +subscribe &" +
+        warn_("the Sentinel at " + s.display + " refused SUBSCRIBE " + channel + " (" +
+              printable_server_text(why, secrets_) +
+              "): this client hears of a failover from it only at its next connect, a READONLY "
+              "reply or INFO (the Sentinels' user needs +subscribe &" +
               channel + "); trying again");
     }
+    // Refused: less and less often while it stays so.
     const auto delay = s.backoff;
-    s.backoff = std::min(s.backoff * 2, std::chrono::milliseconds(std::chrono::minutes(1)));
-    s.retry->arm(time_->now() + delay, [this, node] { subscribe(node); });
+    s.backoff = std::min(s.backoff * 2, std::max(pace_, std::chrono::milliseconds(60000)));
+    retry_after(node, delay);
 }
 
 void sentinel_watch::on_subscriptions_lost(std::size_t node) {
@@ -147,14 +165,23 @@ void sentinel_watch::on_message(std::size_t node, std::string_view from_channel,
         !plausible_sentinel_host(fields[3], secrets_)) {
         return;
     }
-    // Each Sentinel counts once per address; a majority of the node's Sentinels moves it.
-    auto& named_by = announced_[{std::string(fields[3]), port}];
-    named_by.insert(node);
-    if (named_by.size() < sentinels_.size() / 2 + 1) {
+    waiting_ = announcement{std::string(fields[3]), port, sentinels_[node].display};
+    deliver();
+}
+
+void sentinel_watch::deliver() {
+    if (!waiting_ || shut_down_) {
         return;
     }
-    announced_.clear();
-    moved_(std::string(fields[3]), port, sentinels_[node].display);
+    const auto now = time_->now();
+    if (last_moved_ && now < *last_moved_ + pace_) {
+        // One turn per pace: a flood costs one reconnect per pace, the latest word waits.
+        next_turn_->arm(*last_moved_ + pace_, [this] { deliver(); });
+        return;
+    }
+    last_moved_ = now;
+    const auto a = std::move(*std::exchange(waiting_, std::nullopt));
+    moved_(a.host, a.port, a.sentinel);
 }
 
 } // namespace redlock::detail

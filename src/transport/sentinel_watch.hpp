@@ -9,9 +9,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <set>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,16 +19,18 @@ namespace redlock::detail {
 
 /// Hears a Sentinel group's failovers as the Sentinels announce them: one subscriber
 /// connection to each Sentinel of a `redis-sentinel://` node (with the Sentinels' own
-/// credentials), subscribed to `+switch-master`. Messages for the node's master name
-/// ("<name> <old-ip> <old-port> <new-ip> <new-port>") are tallied per new address, each
-/// Sentinel once: when a majority of the node's Sentinels have named the same one, `moved`
-/// runs with it (and the last of them). One Sentinel, stale or hostile, decides nothing, and
-/// cannot keep a node's connection dropping; during a real failover every Sentinel
-/// announces the switch within a few seconds. The node's connection then drops itself when
-/// it is connected elsewhere, and its next connect asks every Sentinel again. A subscription
-/// lost is made again at once (behind the connection's reconnect delay); one refused (an
-/// ACL without `+subscribe` or the channel) or that could not be made is tried again after
-/// `retry_delay`, doubled up to a minute while it fails, with a warning the first time.
+/// credentials), subscribed to `+switch-master`. A message for the node's master name
+/// ("<name> <old-ip> <old-port> <new-ip> <new-port>") calls `moved` with the new address and
+/// the Sentinel that said it, at most once per `pace`: the latest announcement waits for
+/// the next turn. `moved` decides nothing by itself: the node's connection drops itself when
+/// it is connected elsewhere, and its next connect asks every Sentinel (their majority). So
+/// one Sentinel heard is enough to leave a cut-off primary, and a stale or hostile one costs
+/// at most one reconnect per `pace`, never the choice of the primary (nor memory: one
+/// announcement is kept). Each Sentinel announces a switch once, when it adopts it; a
+/// majority that catches up later announces it then. A subscription refused (an error
+/// reply: an ACL without `+subscribe` or the channel) is said once and tried again after
+/// `pace`, doubled up to a minute (or `pace`, if longer) while refused; one lost or that could
+/// not be made is tried again at once, then every `pace` while it fails.
 class sentinel_watch final : private subscription_events {
 public:
     using moved_fn = std::function<void(const std::string& host, std::uint16_t port,
@@ -43,7 +44,7 @@ public:
 
     sentinel_watch(const node_address& node, std::vector<std::string> secrets,
                    subscriber_fn make_subscriber, std::unique_ptr<time_source> time,
-                   std::chrono::milliseconds retry_delay, moved_fn moved, warn_fn warn);
+                   std::chrono::milliseconds pace, moved_fn moved, warn_fn warn);
     ~sentinel_watch();
     sentinel_watch(const sentinel_watch&) = delete;
     sentinel_watch& operator=(const sentinel_watch&) = delete;
@@ -60,6 +61,11 @@ private:
     void on_subscribed(std::size_t node, std::string_view channel,
                        std::uint64_t generation) override;
     void on_subscribe_failed(std::size_t node, std::uint64_t generation) override;
+    void on_subscribe_refused(std::size_t node, std::uint64_t generation,
+                              std::string_view why) override;
+    void retry_after(std::size_t node, std::chrono::milliseconds delay);
+    /// Hands the waiting announcement to `moved_`, now or at the next turn.
+    void deliver();
     void on_message(std::size_t node, std::string_view channel, std::string_view payload) override;
     void on_subscriptions_lost(std::size_t node) override;
 
@@ -67,12 +73,19 @@ private:
     std::vector<std::string> secrets_;
     subscriber_fn make_subscriber_;
     std::unique_ptr<time_source> time_;
-    std::chrono::milliseconds retry_delay_;
+    std::chrono::milliseconds pace_;
     moved_fn moved_;
     warn_fn warn_;
     std::vector<sentinel> sentinels_;
-    /// Per announced primary (host, port): which Sentinels named it since the last move.
-    std::map<std::pair<std::string, std::uint16_t>, std::set<std::size_t>> announced_;
+    /// The latest announcement not handed on yet: host, port, the Sentinel that said it.
+    struct announcement {
+        std::string host;
+        std::uint16_t port = 0;
+        std::string sentinel;
+    };
+    std::optional<announcement> waiting_;
+    std::unique_ptr<alarm> next_turn_;
+    std::optional<clock::time_point> last_moved_;
     std::uint64_t generations_ = 0;
     bool started_ = false;
     bool shut_down_ = false;

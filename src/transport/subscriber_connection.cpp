@@ -35,6 +35,10 @@ public:
             owner_->events_->on_subscribed(owner_->node_, text(*r->element[1]), generation);
             return;
         }
+        if (!reply.error && r != nullptr && r->type == REDIS_REPLY_ERROR) {
+            owner_->events_->on_subscribe_refused(owner_->node_, generation, text(*r));
+            return;
+        }
         owner_->events_->on_subscribe_failed(owner_->node_, generation);
     }
 

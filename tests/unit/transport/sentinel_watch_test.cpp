@@ -1,8 +1,8 @@
 // sentinel_watch: one subscription to +switch-master per Sentinel of a node, with the
-// Sentinels' own credentials; a new primary is reported once a majority of the Sentinels
-// named it, anything else is ignored; refused subscriptions are said once and retried after a
-// growing delay, lost ones at once; nothing is reported after shutdown. Driven through fake
-// subscription links and a manual clock.
+// Sentinels' own credentials; a new primary is reported as a Sentinel names it, at most once
+// per pace; anything else is ignored; refused subscriptions are said once and retried after a
+// growing delay, failed ones at the pace, lost ones at once; nothing after shutdown. Driven through
+// fake subscription links and a manual clock.
 #include "support/manual_time.hpp"
 #include "support/parsed_address.hpp"
 #include "transport/sentinel_watch.hpp"
@@ -98,31 +98,36 @@ TEST_F(sentinel_watch_test, subscribes_on_every_sentinel_with_the_sentinels_cred
     EXPECT_EQ(records_[2].address.port, 26380);
 }
 
-TEST_F(sentinel_watch_test, reports_a_switch_once_a_majority_of_the_sentinels_named_it) {
+TEST_F(sentinel_watch_test, reports_a_switch_of_its_own_group_as_one_sentinel_says_it) {
     watch_->start();
     message(1, "group1 10.0.0.5 6379 10.0.0.6 6380");
-    message(1, "group1 10.0.0.5 6379 10.0.0.6 6380"); // the same Sentinel counts once
-    message(0, "group1 10.0.0.5 6379 10.0.0.9 6380"); // another address
-    EXPECT_TRUE(moved_.empty());
-    message(2, "group1 10.0.0.5 6379 10.0.0.6 6380");
     ASSERT_EQ(moved_.size(), 1U);
     EXPECT_EQ(moved_[0], std::make_tuple(std::string("10.0.0.6"), std::uint16_t{6380},
-                                         std::string("[fe80::3]:26380")));
-    // Counted afresh after a move: the next failover needs a majority of its own.
+                                         std::string("10.0.0.2:26379")));
+    now_ += 2s;
     message(2, "group1 10.0.0.6 6380 fe80::7 6381");
-    EXPECT_EQ(moved_.size(), 1U);
-    message(0, "group1 10.0.0.6 6380 fe80::7 6381");
     ASSERT_EQ(moved_.size(), 2U);
     EXPECT_EQ(std::get<0>(moved_[1]), "fe80::7");
-    EXPECT_EQ(std::get<2>(moved_[1]), "10.0.0.1:26379");
+    EXPECT_EQ(std::get<2>(moved_[1]), "[fe80::3]:26380");
 }
 
-TEST_F(sentinel_watch_test, one_sentinel_alone_moves_nothing_however_often_it_says_it) {
+TEST_F(sentinel_watch_test, a_flood_of_announcements_is_handed_on_once_per_pace) {
     watch_->start();
     for (int i = 0; i < 1000; ++i) {
-        message(0, "group1 10.0.0.5 6379 10.6.6.6 6380");
+        message(0, "group1 10.0.0.5 6379 10.6.6." + std::to_string(i % 250) + " 6380");
     }
-    EXPECT_TRUE(moved_.empty());
+    ASSERT_EQ(moved_.size(), 1U) << "the first at once, the rest wait for the next turn";
+    message(1, "group1 10.0.0.5 6379 10.0.0.6 6380"); // the latest word
+    now_ += 1999ms;
+    test::fire_due(alarms_, now_);
+    EXPECT_EQ(moved_.size(), 1U);
+    now_ += 1ms;
+    test::fire_due(alarms_, now_);
+    ASSERT_EQ(moved_.size(), 2U);
+    EXPECT_EQ(std::get<0>(moved_[1]), "10.0.0.6") << "only the latest announcement is kept";
+    now_ += 1h;
+    test::fire_due(alarms_, now_);
+    EXPECT_EQ(moved_.size(), 2U);
 }
 
 TEST_F(sentinel_watch_test, ignores_other_groups_and_payloads_of_another_shape) {
@@ -156,17 +161,16 @@ TEST_F(sentinel_watch_test, a_refused_subscription_is_said_once_and_tried_again_
     watch_->start();
     auto& r = records_[0];
     const auto first = r.subscribed.back().second;
-    r.events->on_subscribe_failed(0, first + 1000); // not this one's
-    EXPECT_TRUE(alarms_.empty() || std::none_of(alarms_.begin(), alarms_.end(),
-                                                [](const auto* a) { return a->fn_ != nullptr; }));
+    r.events->on_subscribe_refused(0, first + 1000, "NOPERM"); // not this one's
     EXPECT_TRUE(warnings_.empty());
-    r.events->on_subscribe_failed(0, first);
+    r.events->on_subscribe_refused(
+        0, first, "NOPERM this user has no permissions to access one of the channels");
     ASSERT_EQ(warnings_.size(), 1U);
-    EXPECT_NE(warnings_[0].find("the Sentinel at 10.0.0.1:26379 refused SUBSCRIBE +switch-master"),
+    EXPECT_NE(warnings_[0].find("the Sentinel at 10.0.0.1:26379 refused SUBSCRIBE +switch-master "
+                                "(NOPERM this user has no permissions"),
               std::string::npos)
         << warnings_[0];
     EXPECT_NE(warnings_[0].find("+subscribe &+switch-master"), std::string::npos);
-    EXPECT_EQ(warnings_[0].find("secret"), std::string::npos);
     r.events->on_subscriptions_lost(0); // a retry is armed: nothing more at once
     EXPECT_EQ(r.subscribed.size(), 1U);
     now_ += 1999ms;
@@ -176,13 +180,13 @@ TEST_F(sentinel_watch_test, a_refused_subscription_is_said_once_and_tried_again_
     test::fire_due(alarms_, now_);
     ASSERT_EQ(r.subscribed.size(), 2U);
     EXPECT_NE(r.subscribed[1].second, first);
-    r.events->on_subscribe_failed(0, first); // the old one, late: ignored
+    r.events->on_subscribe_refused(0, first, "NOPERM"); // the old one, late: ignored
     now_ += 1h;
     test::fire_due(alarms_, now_);
     EXPECT_EQ(r.subscribed.size(), 2U);
 
-    // Refused again: 4 s this time, still said once.
-    r.events->on_subscribe_failed(0, r.subscribed.back().second);
+    // Refused again: 4 s this time, still said once; a secret in the reply is cut.
+    r.events->on_subscribe_refused(0, r.subscribed.back().second, "ERR sentinel-secret");
     now_ += 3999ms;
     test::fire_due(alarms_, now_);
     EXPECT_EQ(r.subscribed.size(), 2U);
@@ -195,11 +199,24 @@ TEST_F(sentinel_watch_test, a_refused_subscription_is_said_once_and_tried_again_
     r.events->on_subscribed(0, "+switch-master", r.subscribed.back().second);
     r.events->on_subscriptions_lost(0);
     ASSERT_EQ(r.subscribed.size(), 4U);
-    r.events->on_subscribe_failed(0, r.subscribed.back().second);
-    EXPECT_EQ(warnings_.size(), 2U);
+    r.events->on_subscribe_refused(0, r.subscribed.back().second, "ERR sentinel-secret here");
+    ASSERT_EQ(warnings_.size(), 2U);
+    EXPECT_EQ(warnings_[1].find("sentinel-secret"), std::string::npos) << warnings_[1];
     now_ += 2s;
     test::fire_due(alarms_, now_);
     EXPECT_EQ(r.subscribed.size(), 5U);
+}
+
+TEST_F(sentinel_watch_test, a_subscription_that_could_not_be_made_is_tried_again_at_its_pace) {
+    watch_->start();
+    auto& r = records_[1];
+    for (int i = 0; i < 3; ++i) {
+        r.events->on_subscribe_failed(1, r.subscribed.back().second);
+        now_ += 2s;
+        test::fire_due(alarms_, now_);
+        EXPECT_EQ(r.subscribed.size(), static_cast<std::size_t>(i + 2)) << "every 2 s, no doubling";
+    }
+    EXPECT_TRUE(warnings_.empty()) << "the connection says why; no ACL advice";
 }
 
 TEST_F(sentinel_watch_test, a_lost_subscription_is_made_again_at_once) {
