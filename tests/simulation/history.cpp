@@ -128,18 +128,26 @@ void history::check_presence(int id, real_ns to) {
     const std::string what = describe(id) + ": on " + std::to_string(holding) + " of " +
                              std::to_string(nodes_) + " nodes at " + fmt_time(now) +
                              ", inside its validity";
-    // A node whose wall clock stepped forward after the round began may have expired the
-    // hold early: residue as for (a), when such nodes make up the quorum's shortfall.
+    // A node whose wall clock stepped forward after the round began, and after the hold was
+    // written there, may have expired it early: residue as for (a), when such nodes make up
+    // the quorum's shortfall. A node the hold never reached excuses nothing.
     int stepped = 0;
     for (std::size_t node = 0; node < on.size(); ++node) {
-        stepped += !on[node] && std::any_of(steps_.begin(), steps_.end(),
-                                            [&](const auto& st) {
-                                                return st.node == static_cast<int>(node) &&
-                                                       st.delta > 0 && st.at >= since &&
-                                                       st.at <= now;
-                                            })
-                       ? 1
-                       : 0;
+        if (on[node]) {
+            continue;
+        }
+        real_ns written = INT64_MAX;
+        for (const auto& key : h.keys) {
+            const auto it = holds_written_.find({static_cast<int>(node), key, h.token});
+            if (it != holds_written_.end() && !it->second.empty()) {
+                written = std::min(written, it->second.front());
+            }
+        }
+        const bool step_after = std::any_of(steps_.begin(), steps_.end(), [&](const auto& st) {
+            return st.node == static_cast<int>(node) && st.delta > 0 &&
+                   st.at >= std::max(since, written) && st.at <= now;
+        });
+        stepped += written <= now && step_after ? 1 : 0;
     }
     if (holding + stepped >= quorum) {
         residue_.push_back("(u) token not on a quorum (a clock stepped): " + what);
