@@ -75,16 +75,7 @@ if [[ $step == test || $step == all ]]; then
   # integration test against redis-server): left out of its run.
   skip=""
   [[ $kind == thread ]] && skip="sim_conformance"
-  # SANITIZE_SHARD=K/N: every Nth test from the Kth, one at a time (.ci/run runs the shards
-  # side by side, each on five nodes of its own: REDLOCK_BASE_PORT, REDLOCK_LOCAL_DIR).
-  parallel=(-j2)
-  if [[ -n ${SANITIZE_SHARD:-} ]]; then
-    [[ $SANITIZE_SHARD =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && ((BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
-      { echo "sanitize.sh: SANITIZE_SHARD must be K/N with 1 <= K <= N, got '$SANITIZE_SHARD'" >&2; exit 2; }
-    parallel=(-j1 -I "${BASH_REMATCH[1]},,${BASH_REMATCH[2]}")
-  fi
-  ctest --test-dir "$build" -L 'unit|integration' ${skip:+-E "$skip"} --output-on-failure \
-    "${parallel[@]}"
+  ctest --test-dir "$build" -L 'unit|integration' ${skip:+-E "$skip"} --output-on-failure -j2
 fi
 # The simulation is single-threaded: under AddressSanitizer a shorter run of it, with the
 # regression seeds. 1,000 schedules: since the simulated clients run the real connection code
