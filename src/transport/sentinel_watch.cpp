@@ -51,7 +51,8 @@ sentinel_watch::sentinel_watch(const node_address& node, std::vector<std::string
     , moved_(std::move(moved))
     , warn_(std::move(warn))
     , sentinels_(node.sentinels.size())
-    , next_turn_(time_->make_alarm()) {
+    , next_turn_(time_->make_alarm())
+    , starting_(time_->make_alarm()) {
     for (std::size_t i = 0; i < node.sentinels.size(); ++i) {
         // The Sentinel itself, with the Sentinels' credentials (never the data nodes').
         node_address target;
@@ -75,9 +76,11 @@ void sentinel_watch::start() {
     if (std::exchange(started_, true) || shut_down_) {
         return;
     }
-    for (std::size_t i = 0; i < sentinels_.size(); ++i) {
-        subscribe(i);
-    }
+    starting_->arm(time_->now() + start_delay, [this] {
+        for (std::size_t i = 0; i < sentinels_.size(); ++i) {
+            subscribe(i);
+        }
+    });
 }
 
 void sentinel_watch::shutdown() {
@@ -85,6 +88,7 @@ void sentinel_watch::shutdown() {
         return;
     }
     next_turn_->cancel();
+    starting_->cancel();
     waiting_.reset();
     for (auto& s : sentinels_) {
         s.retry->cancel();

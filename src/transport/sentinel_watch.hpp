@@ -49,8 +49,11 @@ public:
     sentinel_watch(const sentinel_watch&) = delete;
     sentinel_watch& operator=(const sentinel_watch&) = delete;
 
-    /// Subscribes on every Sentinel; once (later calls do nothing).
+    /// Subscribes on every Sentinel `start_delay` after the first call (later calls do
+    /// nothing): a command-line call that ends sooner never opens the subscriptions, and a
+    /// node's first round never waits behind their connects.
     void start();
+    static constexpr std::chrono::milliseconds start_delay{1000};
     /// Closes every subscription; nothing is called afterwards.
     void shutdown();
 
@@ -85,6 +88,7 @@ private:
     };
     std::optional<announcement> waiting_;
     std::unique_ptr<alarm> next_turn_;
+    std::unique_ptr<alarm> starting_;
     std::optional<clock::time_point> last_moved_;
     std::uint64_t generations_ = 0;
     bool started_ = false;

@@ -78,6 +78,13 @@ protected:
     std::vector<std::tuple<std::string, std::uint16_t, std::string>> moved_;
     std::vector<std::string> warnings_;
     std::unique_ptr<sentinel_watch> watch_;
+
+    /// Started, and its subscriptions made (a second later).
+    void started() {
+        watch_->start();
+        now_ += sentinel_watch::start_delay;
+        test::fire_due(alarms_, now_);
+    }
 };
 
 TEST_F(sentinel_watch_test, subscribes_on_every_sentinel_with_the_sentinels_credentials) {
@@ -86,6 +93,13 @@ TEST_F(sentinel_watch_test, subscribes_on_every_sentinel_with_the_sentinels_cred
     }
     watch_->start();
     watch_->start();
+    now_ += 999ms;
+    test::fire_due(alarms_, now_);
+    for (const auto& r : records_) {
+        EXPECT_TRUE(r.subscribed.empty()) << "a second after the first use";
+    }
+    now_ += 1ms;
+    test::fire_due(alarms_, now_);
     for (const auto& r : records_) {
         ASSERT_EQ(r.subscribed.size(), 1U) << "once, however often started";
         EXPECT_EQ(r.subscribed[0].first, "+switch-master");
@@ -99,7 +113,7 @@ TEST_F(sentinel_watch_test, subscribes_on_every_sentinel_with_the_sentinels_cred
 }
 
 TEST_F(sentinel_watch_test, reports_a_switch_of_its_own_group_as_one_sentinel_says_it) {
-    watch_->start();
+    started();
     message(1, "group1 10.0.0.5 6379 10.0.0.6 6380");
     ASSERT_EQ(moved_.size(), 1U);
     EXPECT_EQ(moved_[0], std::make_tuple(std::string("10.0.0.6"), std::uint16_t{6380},
@@ -112,7 +126,7 @@ TEST_F(sentinel_watch_test, reports_a_switch_of_its_own_group_as_one_sentinel_sa
 }
 
 TEST_F(sentinel_watch_test, a_flood_of_announcements_is_handed_on_once_per_pace) {
-    watch_->start();
+    started();
     for (int i = 0; i < 1000; ++i) {
         message(0, "group1 10.0.0.5 6379 10.6.6." + std::to_string(i % 250) + " 6380");
     }
@@ -131,7 +145,7 @@ TEST_F(sentinel_watch_test, a_flood_of_announcements_is_handed_on_once_per_pace)
 }
 
 TEST_F(sentinel_watch_test, ignores_other_groups_and_payloads_of_another_shape) {
-    watch_->start();
+    started();
 
     moved_.clear();
     for (const char* payload : {
@@ -158,7 +172,7 @@ TEST_F(sentinel_watch_test, ignores_other_groups_and_payloads_of_another_shape) 
 }
 
 TEST_F(sentinel_watch_test, a_refused_subscription_is_said_once_and_tried_again_less_often) {
-    watch_->start();
+    started();
     auto& r = records_[0];
     const auto first = r.subscribed.back().second;
     r.events->on_subscribe_refused(0, first + 1000, "NOPERM"); // not this one's
@@ -208,7 +222,7 @@ TEST_F(sentinel_watch_test, a_refused_subscription_is_said_once_and_tried_again_
 }
 
 TEST_F(sentinel_watch_test, a_subscription_that_could_not_be_made_is_tried_again_at_its_pace) {
-    watch_->start();
+    started();
     auto& r = records_[1];
     for (int i = 0; i < 3; ++i) {
         r.events->on_subscribe_failed(1, r.subscribed.back().second);
@@ -220,7 +234,7 @@ TEST_F(sentinel_watch_test, a_subscription_that_could_not_be_made_is_tried_again
 }
 
 TEST_F(sentinel_watch_test, a_lost_subscription_is_made_again_at_once) {
-    watch_->start();
+    started();
     records_[1].events->on_subscriptions_lost(1);
     ASSERT_EQ(records_[1].subscribed.size(), 2U);
     EXPECT_EQ(records_[1].subscribed[1].first, "+switch-master");
@@ -228,7 +242,7 @@ TEST_F(sentinel_watch_test, a_lost_subscription_is_made_again_at_once) {
 }
 
 TEST_F(sentinel_watch_test, nothing_is_reported_or_made_again_after_shutdown) {
-    watch_->start();
+    started();
     watch_->shutdown();
     for (const auto& r : records_) {
         EXPECT_TRUE(r.shut_down);
@@ -241,7 +255,7 @@ TEST_F(sentinel_watch_test, nothing_is_reported_or_made_again_after_shutdown) {
     EXPECT_TRUE(moved_.empty());
     EXPECT_EQ(records_[0].subscribed.size(), 1U);
     EXPECT_EQ(records_[1].subscribed.size(), 1U);
-    watch_->start();
+    started();
     EXPECT_EQ(records_[2].subscribed.size(), 1U);
 }
 
