@@ -52,7 +52,9 @@ environment environment::production() {
         auto connector = connector_for(strand, address, config, {});
         const bool sentinel = address.kind == node_address::transport::sentinel;
         auto secrets = configured_secrets(config, address.password);
-        secrets.push_back(address.sentinel_password);
+        if (!address.sentinel_password.empty()) {
+            secrets.insert(secrets.begin(), address.sentinel_password);
+        }
         auto connection = std::make_unique<node_connection>(
             strand, address, config, std::make_unique<asio_time_source>(strand),
             std::move(connector));

@@ -51,6 +51,7 @@ sentinel_watch::sentinel_watch(const node_address& node, std::vector<std::string
     , moved_(std::move(moved))
     , warn_(std::move(warn))
     , sentinels_(node.sentinels.size())
+    , waiting_(node.sentinels.size())
     , next_turn_(time_->make_alarm())
     , starting_(time_->make_alarm()) {
     for (std::size_t i = 0; i < node.sentinels.size(); ++i) {
@@ -89,7 +90,7 @@ void sentinel_watch::shutdown() {
     }
     next_turn_->cancel();
     starting_->cancel();
-    waiting_.reset();
+    waiting_.assign(waiting_.size(), std::nullopt);
     for (auto& s : sentinels_) {
         s.retry->cancel();
         s.link->shutdown();
@@ -169,23 +170,31 @@ void sentinel_watch::on_message(std::size_t node, std::string_view from_channel,
         !plausible_sentinel_host(fields[3], secrets_)) {
         return;
     }
-    waiting_ = announcement{std::string(fields[3]), port, sentinels_[node].display};
+    waiting_[node] = announcement{std::string(fields[3]), port, sentinels_[node].display};
     deliver();
 }
 
 void sentinel_watch::deliver() {
-    if (!waiting_ || shut_down_) {
+    const auto any =
+        std::any_of(waiting_.begin(), waiting_.end(), [](const auto& a) { return a.has_value(); });
+    if (!any || shut_down_) {
         return;
     }
     const auto now = time_->now();
     if (last_moved_ && now < *last_moved_ + pace_) {
-        // One turn per pace: a flood costs one reconnect per pace, the latest word waits.
+        // One turn per pace: a flood costs one reconnect per pace; each Sentinel's latest
+        // word waits for its turn.
         next_turn_->arm(*last_moved_ + pace_, [this] { deliver(); });
         return;
     }
+    while (!waiting_[turn_]) {
+        turn_ = (turn_ + 1) % waiting_.size();
+    }
+    const auto a = std::move(*std::exchange(waiting_[turn_], std::nullopt));
+    turn_ = (turn_ + 1) % waiting_.size();
     last_moved_ = now;
-    const auto a = std::move(*std::exchange(waiting_, std::nullopt));
     moved_(a.host, a.port, a.sentinel);
+    deliver(); // arms the next turn if more wait
 }
 
 } // namespace redlock::detail

@@ -21,16 +21,17 @@ namespace redlock::detail {
 /// connection to each Sentinel of a `redis-sentinel://` node (with the Sentinels' own
 /// credentials), subscribed to `+switch-master`. A message for the node's master name
 /// ("<name> <old-ip> <old-port> <new-ip> <new-port>") calls `moved` with the new address and
-/// the Sentinel that said it, at most once per `pace`: the latest announcement waits for
-/// the next turn. `moved` decides nothing by itself: the node's connection drops itself when
-/// it is connected elsewhere, and its next connect asks every Sentinel (their majority). So
-/// one Sentinel heard is enough to leave a cut-off primary, and a stale or hostile one costs
-/// at most one reconnect per `pace`, never the choice of the primary (nor memory: one
-/// announcement is kept). Each Sentinel announces a switch once, when it adopts it; a
-/// majority that catches up later announces it then. A subscription refused (an error
-/// reply: an ACL without `+subscribe` or the channel) is said once and tried again after
-/// `pace`, doubled up to a minute (or `pace`, if longer) while refused; one lost or that could
-/// not be made is tried again at once, then every `pace` while it fails.
+/// the Sentinel that said it, at most once per `pace`: each Sentinel's latest announcement
+/// waits for its turn, the Sentinels taken in rotation, so that one cannot hide another's. `moved`
+/// decides nothing by itself: the node's connection drops itself when it is connected elsewhere,
+/// and its next connect asks every Sentinel (their majority). So one Sentinel heard is enough to
+/// leave a cut-off primary, and a stale or hostile one costs at most one reconnect per `pace`,
+/// never the choice of the primary (nor memory: one announcement per Sentinel is kept). Each
+/// Sentinel announces a switch once, when it adopts it; a majority that catches up later announces
+/// it then. A subscription refused (an error reply: an ACL without `+subscribe` or the channel) is
+/// said once and tried again after `pace`, doubled up to a minute (or `pace`, if longer) while
+/// refused; one lost is tried again at once, one that could not be made every `pace` while it
+/// fails.
 class sentinel_watch final : private subscription_events {
 public:
     using moved_fn = std::function<void(const std::string& host, std::uint16_t port,
@@ -86,7 +87,9 @@ private:
         std::uint16_t port = 0;
         std::string sentinel;
     };
-    std::optional<announcement> waiting_;
+    /// Per Sentinel, its latest announcement not handed on yet; `turn_` is the next to go.
+    std::vector<std::optional<announcement>> waiting_;
+    std::size_t turn_ = 0;
     std::unique_ptr<alarm> next_turn_;
     std::unique_ptr<alarm> starting_;
     std::optional<clock::time_point> last_moved_;

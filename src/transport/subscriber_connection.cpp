@@ -35,7 +35,10 @@ public:
             owner_->events_->on_subscribed(owner_->node_, text(*r->element[1]), generation);
             return;
         }
-        if (!reply.error && r != nullptr && r->type == REDIS_REPLY_ERROR) {
+        // NOPERM (an ACL without the channel or the command), NOAUTH: refused; any other
+        // error (too many clients, loading) passes.
+        if (!reply.error && r != nullptr && r->type == REDIS_REPLY_ERROR &&
+            (text(*r).starts_with("NOPERM") || text(*r).starts_with("NOAUTH"))) {
             owner_->events_->on_subscribe_refused(owner_->node_, generation, text(*r));
             return;
         }

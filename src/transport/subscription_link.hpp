@@ -16,8 +16,8 @@ public:
                                std::uint64_t generation) = 0;
     /// A SUBSCRIBE was refused (an ACL without the channel) or never reached the node.
     virtual void on_subscribe_failed(std::size_t node, std::uint64_t generation) = 0;
-    /// A SUBSCRIBE the node answered with an error (`why`, as the node said it): refused, not
-    /// lost on the way. Reported as a failure unless the receiver tells them apart.
+    /// A SUBSCRIBE the node refused (`why`, as the node said it: NOPERM, NOAUTH), not lost
+    /// on the way. Reported as a failure unless the receiver tells them apart.
     virtual void on_subscribe_refused(std::size_t node, std::uint64_t generation,
                                       std::string_view why) {
         (void)why;

@@ -130,18 +130,24 @@ TEST_F(sentinel_watch_test, a_flood_of_announcements_is_handed_on_once_per_pace)
     for (int i = 0; i < 1000; ++i) {
         message(0, "group1 10.0.0.5 6379 10.6.6." + std::to_string(i % 250) + " 6380");
     }
-    ASSERT_EQ(moved_.size(), 1U) << "the first at once, the rest wait for the next turn";
-    message(1, "group1 10.0.0.5 6379 10.0.0.6 6380"); // the latest word
+    ASSERT_EQ(moved_.size(), 1U) << "the first at once, the rest wait for their turn";
+    // One Sentinel's flood cannot hide another's word: each keeps its latest, in rotation.
+    message(1, "group1 10.0.0.5 6379 10.0.0.6 6380");
+    message(0, "group1 10.0.0.5 6379 10.6.6.6 6380");
     now_ += 1999ms;
     test::fire_due(alarms_, now_);
     EXPECT_EQ(moved_.size(), 1U);
     now_ += 1ms;
     test::fire_due(alarms_, now_);
     ASSERT_EQ(moved_.size(), 2U);
-    EXPECT_EQ(std::get<0>(moved_[1]), "10.0.0.6") << "only the latest announcement is kept";
+    EXPECT_EQ(std::get<0>(moved_[1]), "10.0.0.6") << "the next Sentinel's turn";
+    now_ += 2s;
+    test::fire_due(alarms_, now_);
+    ASSERT_EQ(moved_.size(), 3U);
+    EXPECT_EQ(std::get<0>(moved_[2]), "10.6.6.6") << "the first one's latest word";
     now_ += 1h;
     test::fire_due(alarms_, now_);
-    EXPECT_EQ(moved_.size(), 2U);
+    EXPECT_EQ(moved_.size(), 3U);
 }
 
 TEST_F(sentinel_watch_test, ignores_other_groups_and_payloads_of_another_shape) {
