@@ -79,11 +79,15 @@ protected:
     std::vector<std::string> warnings_;
     std::unique_ptr<sentinel_watch> watch_;
 
+    /// The clock moves on by `by`, and the alarms due by then fire.
+    void pass(clock::duration by) {
+        now_ += by;
+        test::fire_due(alarms_, now_);
+    }
     /// Started, and its subscriptions made (a second later).
     void started() {
         watch_->start();
-        now_ += sentinel_watch::start_delay;
-        test::fire_due(alarms_, now_);
+        pass(sentinel_watch::start_delay);
     }
 };
 
@@ -93,13 +97,11 @@ TEST_F(sentinel_watch_test, subscribes_on_every_sentinel_with_the_sentinels_cred
     }
     watch_->start();
     watch_->start();
-    now_ += 999ms;
-    test::fire_due(alarms_, now_);
+    pass(999ms);
     for (const auto& r : records_) {
         EXPECT_TRUE(r.subscribed.empty()) << "a second after the first use";
     }
-    now_ += 1ms;
-    test::fire_due(alarms_, now_);
+    pass(1ms);
     for (const auto& r : records_) {
         ASSERT_EQ(r.subscribed.size(), 1U) << "once, however often started";
         EXPECT_EQ(r.subscribed[0].first, "+switch-master");
@@ -134,19 +136,15 @@ TEST_F(sentinel_watch_test, a_flood_of_announcements_is_handed_on_once_per_pace)
     // One Sentinel's flood cannot hide another's word: each keeps its latest, in rotation.
     message(1, "group1 10.0.0.5 6379 10.0.0.6 6380");
     message(0, "group1 10.0.0.5 6379 10.6.6.6 6380");
-    now_ += 1999ms;
-    test::fire_due(alarms_, now_);
+    pass(1999ms);
     EXPECT_EQ(moved_.size(), 1U);
-    now_ += 1ms;
-    test::fire_due(alarms_, now_);
+    pass(1ms);
     ASSERT_EQ(moved_.size(), 2U);
     EXPECT_EQ(std::get<0>(moved_[1]), "10.0.0.6") << "the next Sentinel's turn";
-    now_ += 2s;
-    test::fire_due(alarms_, now_);
+    pass(2s);
     ASSERT_EQ(moved_.size(), 3U);
     EXPECT_EQ(std::get<0>(moved_[2]), "10.6.6.6") << "the first one's latest word";
-    now_ += 1h;
-    test::fire_due(alarms_, now_);
+    pass(1h);
     EXPECT_EQ(moved_.size(), 3U);
 }
 
@@ -193,25 +191,20 @@ TEST_F(sentinel_watch_test, a_refused_subscription_is_said_once_and_tried_again_
     EXPECT_NE(warnings_[0].find("+subscribe &+switch-master"), std::string::npos);
     r.events->on_subscriptions_lost(0); // a retry is armed: nothing more at once
     EXPECT_EQ(r.subscribed.size(), 1U);
-    now_ += 1999ms;
-    test::fire_due(alarms_, now_);
+    pass(1999ms);
     EXPECT_EQ(r.subscribed.size(), 1U);
-    now_ += 1ms;
-    test::fire_due(alarms_, now_);
+    pass(1ms);
     ASSERT_EQ(r.subscribed.size(), 2U);
     EXPECT_NE(r.subscribed[1].second, first);
     r.events->on_subscribe_refused(0, first, "NOPERM"); // the old one, late: ignored
-    now_ += 1h;
-    test::fire_due(alarms_, now_);
+    pass(1h);
     EXPECT_EQ(r.subscribed.size(), 2U);
 
     // Refused again: 4 s this time, still said once; a secret in the reply is cut.
     r.events->on_subscribe_refused(0, r.subscribed.back().second, "ERR sentinel-secret");
-    now_ += 3999ms;
-    test::fire_due(alarms_, now_);
+    pass(3999ms);
     EXPECT_EQ(r.subscribed.size(), 2U);
-    now_ += 1ms;
-    test::fire_due(alarms_, now_);
+    pass(1ms);
     EXPECT_EQ(r.subscribed.size(), 3U);
     EXPECT_EQ(warnings_.size(), 1U);
 
@@ -222,8 +215,7 @@ TEST_F(sentinel_watch_test, a_refused_subscription_is_said_once_and_tried_again_
     r.events->on_subscribe_refused(0, r.subscribed.back().second, "ERR sentinel-secret here");
     ASSERT_EQ(warnings_.size(), 2U);
     EXPECT_EQ(warnings_[1].find("sentinel-secret"), std::string::npos) << warnings_[1];
-    now_ += 2s;
-    test::fire_due(alarms_, now_);
+    pass(2s);
     EXPECT_EQ(r.subscribed.size(), 5U);
 }
 
@@ -232,8 +224,7 @@ TEST_F(sentinel_watch_test, a_subscription_that_could_not_be_made_is_tried_again
     auto& r = records_[1];
     for (int i = 0; i < 3; ++i) {
         r.events->on_subscribe_failed(1, r.subscribed.back().second);
-        now_ += 2s;
-        test::fire_due(alarms_, now_);
+        pass(2s);
         EXPECT_EQ(r.subscribed.size(), static_cast<std::size_t>(i + 2)) << "every 2 s, no doubling";
     }
     EXPECT_TRUE(warnings_.empty()) << "the connection says why; no ACL advice";
@@ -256,8 +247,7 @@ TEST_F(sentinel_watch_test, nothing_is_reported_or_made_again_after_shutdown) {
     message(0, "group1 10.0.0.5 6379 10.0.0.6 6380");
     records_[0].events->on_subscriptions_lost(0);
     records_[1].events->on_subscribe_failed(1, records_[1].subscribed.back().second);
-    now_ += 1h;
-    test::fire_due(alarms_, now_);
+    pass(1h);
     EXPECT_TRUE(moved_.empty());
     EXPECT_EQ(records_[0].subscribed.size(), 1U);
     EXPECT_EQ(records_[1].subscribed.size(), 1U);
