@@ -50,16 +50,15 @@ environment environment::production() {
                                     node_address address,
                                     const client_config& config) -> std::unique_ptr<node_link> {
         auto connector = connector_for(strand, address, config, {});
-        const bool sentinel = address.kind == node_address::transport::sentinel;
-        auto secrets = configured_secrets(config, address.password);
-        if (!address.sentinel_password.empty()) {
-            secrets.insert(secrets.begin(), address.sentinel_password);
-        }
         auto connection = std::make_unique<node_connection>(
             strand, address, config, std::make_unique<asio_time_source>(strand),
             std::move(connector));
-        if (!sentinel) {
+        if (address.kind != node_address::transport::sentinel) {
             return connection;
+        }
+        auto secrets = configured_secrets(config, address.password);
+        if (!address.sentinel_password.empty()) {
+            secrets.insert(secrets.begin(), address.sentinel_password);
         }
         // Failovers as the Sentinels announce them, on subscriber connections of its own.
         auto sentinel_subscriber = [strand, &config, connector_for](node_address at,
